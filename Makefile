@@ -1,0 +1,70 @@
+# Two commands set everything up on a fresh machine:
+#   make book   -> .venv, vendored JS, HTML book in _build/html
+#   make test   -> the same, then every test (unit, notebooks, build, browser)
+# Everything the project needs is installed by these targets themselves.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+export PYTHONHASHSEED := 0
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export MPLBACKEND := Agg
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: book test serve lab sync vendor venv bench clean help
+
+help:
+	@echo "make book    build the HTML book into _build/html (creates .venv first)"
+	@echo "make test    run every test: unit, notebooks (nbval), book build, browser"
+	@echo "make serve   serve the built book on http://127.0.0.1:8000"
+	@echo "make lab     open the chapters in JupyterLab (.md opens as a notebook)"
+	@echo "make sync    re-execute every chapter and store its outputs in the .ipynb"
+	@echo "make bench   print timings: notebooks, book build, test suite, attention speed"
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: requirements.txt requirements-nodeps.txt pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-nodeps.txt
+	@touch $@
+
+vendor: _vendor/.stamp
+_vendor/.stamp: package.json package-lock.json tools/vendor.py | venv
+	@command -v npm >/dev/null || { \
+	  echo "npm not found: installing Debian's nodejs and npm"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nodejs npm; }
+	npm ci --no-audit --no-fund --loglevel=error
+	$(PY) tools/vendor.py
+	@touch $@
+
+book: venv vendor
+	$(BIN)/jupyter-book build . -W -n --keep-going
+	@echo
+	@echo "The book is in _build/html. Open it with either:"
+	@echo "  make serve            then visit http://127.0.0.1:8000"
+	@echo "  or open _build/html/index.html in your browser (works offline, from disk)"
+
+serve:
+	@test -f _build/html/index.html || $(MAKE) book
+	$(PY) -m http.server --bind 127.0.0.1 --directory _build/html 8000
+
+lab: venv
+	JUPYTER_CONFIG_PATH=$(CURDIR)/tools/jupyter $(BIN)/jupyter lab book
+
+sync: venv
+	$(PY) tools/sync.py $(FILES)
+
+test: venv vendor
+	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(BIN)/pytest -q tests $$($(PY) tools/toc.py notebooks) --nbval --nbval-current-env
+
+bench: venv vendor
+	$(PY) tools/bench.py
+
+
+clean:
+	rm -rf _build _vendor node_modules

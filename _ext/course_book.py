@@ -1,0 +1,88 @@
+"""Local Sphinx extension of the course book.
+
+It does four small things:
+
+1. **Languages.** A notebook markdown cell tagged ``en`` or ``zh`` becomes a
+   ``<div class="lang lang-en">`` (or ``lang-zh``), so the language switch
+   (``static/course/lang.js``) can show English, 中文, or both. Tagged cells
+   hold prose only; headings stay in untagged cells, bilingual on one line.
+2. **Pairs.** A ``book/**/X.md`` that has a ``X.ipynb`` beside it is the
+   editable half of a jupytext pair; the book is built from the ``.ipynb``
+   (its stored, tested outputs), so the ``.md`` is excluded.
+3. **Offline.** MathJax and mermaid are served from the vendored copies in
+   ``_vendor/`` (made by ``make vendor``); the thebe script, which points at
+   a CDN, is dropped.
+4. **Mermaid.** A small ``mermaid`` directive emits ``<pre class="mermaid">``
+   that the vendored UMD build renders in the browser, also from ``file://``.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from docutils import nodes
+from docutils.parsers.rst import Directive
+from myst_nb.core.render import MditRenderMixin
+
+LANGS = ("en", "zh")
+HERE = Path(__file__).parent
+
+
+def _render_nb_cell_markdown(self, token):
+    """Wrap a markdown cell tagged ``en``/``zh`` in a language container."""
+    tags = token.meta.get("metadata", {}).get("tags", [])
+    langs = [t for t in tags if t in LANGS]
+    if not langs:
+        return _original_render(self, token)
+    container = nodes.container(classes=["lang", f"lang-{langs[0]}"])
+    self.add_line_and_source_path(container, token)
+    with self.current_node_context(container, append=True):
+        self.render_children(token)
+
+
+_original_render = MditRenderMixin.render_nb_cell_markdown
+MditRenderMixin.render_nb_cell_markdown = _render_nb_cell_markdown
+
+
+class Mermaid(Directive):
+    """``mermaid`` directive: the diagram source, rendered client-side."""
+
+    has_content = True
+    optional_arguments = 0
+
+    def run(self):
+        code = "\n".join(self.content)
+        raw = f'<pre class="mermaid">\n{html.escape(code)}\n</pre>'
+        return [nodes.raw("", raw, format="html")]
+
+
+def _exclude_paired_markdown(app, config):
+    src = Path(app.srcdir)
+    for md in src.glob("book/**/*.md"):
+        if md.with_suffix(".ipynb").exists():
+            config.exclude_patterns.append(md.relative_to(src).as_posix())
+    config.html_static_path.append(str(HERE / "static"))
+
+
+def _drop_cdn_scripts(app, pagename, templatename, context, doctree):
+    """Remove scripts that would reach a CDN (sphinx-thebe's)."""
+    kept = []
+    for js in context.get("script_files", []):
+        body = getattr(js, "attributes", {}).get("body", "") or ""
+        name = str(js)
+        if "thebe" in name or "THEBE" in body or "http://" in body or "https://" in body:
+            continue
+        kept.append(js)
+    context["script_files"] = kept
+
+
+def setup(app):
+    app.add_directive("mermaid", Mermaid)
+    app.connect("config-inited", _exclude_paired_markdown)
+    app.connect("html-page-context", _drop_cdn_scripts, priority=900)
+    app.add_js_file("course/lang.js")
+    app.add_css_file("course/lang.css")
+    app.add_js_file("mermaid/mermaid.min.js")
+    app.add_js_file("course/mermaid-init.js")
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
