@@ -42,7 +42,7 @@ _vendor/.stamp: package.json package-lock.json tools/vendor.py | venv
 	@touch $@
 
 book: venv vendor
-	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(BIN)/jupyter-book build . --all -W -n --keep-going
 	@echo
 	@echo "The book is in _build/html. Open it with either:"
 	@echo "  make serve            then visit http://127.0.0.1:8000"
@@ -59,7 +59,7 @@ sync: venv
 	$(PY) tools/sync.py $(FILES)
 
 test: venv vendor
-	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(BIN)/jupyter-book build . --all -W -n --keep-going
 	$(BIN)/pytest -q tests $$($(PY) tools/toc.py notebooks) --nbval --nbval-current-env
 
 bench: venv vendor

@@ -81,6 +81,7 @@ def setup(app):
     app.add_directive("mermaid", Mermaid)
     app.connect("config-inited", _exclude_paired_markdown)
     app.connect("html-page-context", _drop_cdn_scripts, priority=900)
+    app.add_js_file("course/offline.js")
     app.add_js_file("course/lang.js")
     app.add_css_file("course/lang.css")
     app.add_js_file("mermaid/mermaid.min.js")

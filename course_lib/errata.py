@@ -91,6 +91,14 @@ def _context_details():
     return {"c": ", ".join(fmt(v, 4) for v in c)}
 
 
+def _terms_details():
+    steps_fn, data = EXAMPLES["single_query"]
+    alpha, h = steps_fn()["weights"][2], data["H"][2, 2]
+    printed = data["claims"]["weights"].printed[2]
+    return {"rounded": f"{printed} × {h:g} = {fmt(float(printed) * h, 4)}",
+            "exact": f"{fmt(alpha, 5)} × {h:g} = {fmt(alpha * h, 4)}"}
+
+
 def _softmax_details():
     steps = EXAMPLES["two_head"][0]()
     gap = (float(steps["QKt1"][0, 2]) - float(steps["QKt1"][0, 1])) / np.sqrt(2)
@@ -113,6 +121,14 @@ def _scores_details():
 CH02 = "book/ch02_worked_qkv"
 
 ERRATA = [
+    Erratum(
+        "ch02-terms", CH02, "single_query", "terms",
+        "weighted term computed from a rounded weight", "加权项用了取整后的权重",
+        "The source multiplies the *rounded* weight by the state: {rounded}. With the "
+        "unrounded weight the product is {exact}, which rounds differently.",
+        "原文用**取整后**的权重乘以状态：{rounded}。用未取整的权重，乘积为 {exact}，"
+        "取整结果不同。",
+        _terms_details),
     Erratum(
         "ch02-context", CH02, "single_query", "context",
         "context vector rounded too early", "上下文向量过早取整",

@@ -11,6 +11,8 @@ calls these functions; chapter 3 builds multi-head attention on top of them.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._validate import as_real_array, check_finite, shape_str
@@ -79,7 +81,7 @@ def softmax(x, axis: int = -1) -> np.ndarray:
 
     Subtracting the row maximum does not change the result (softmax is
     invariant to adding a constant) but keeps ``exp`` from overflowing, so
-    logits like 566 are fine (``np.exp(566)`` alone is ``inf``).
+    logits like 566 are fine (in float32, ``np.exp(566)`` alone is ``inf``).
     ``-inf`` entries get weight 0; a slice that is all ``-inf`` gets zeros.
 
     Args:
@@ -135,7 +137,7 @@ def attention_scores(Q, K) -> np.ndarray:
         matches key ``j``.
     """
     Q, K, _, _ = _check_qkv(Q, K)
-    return Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    return Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
 
 
 def scaled_dot_product_attention(Q, K, V, mask=None):
