@@ -53,7 +53,9 @@ serve:
 	$(PY) -m http.server --bind 127.0.0.1 --directory _build/html 8000
 
 lab: venv
-	JUPYTER_CONFIG_PATH=$(CURDIR)/tools/jupyter $(BIN)/jupyter lab book
+	@mkdir -p $(VENV)/share/jupyter/lab/settings
+	@cp tools/jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	$(BIN)/jupyter lab --notebook-dir=book
 
 sync: venv
 	$(PY) tools/sync.py $(FILES)
