@@ -11,7 +11,6 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export PYTHONHASHSEED := 0
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
-export MPLBACKEND := Agg
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: book test serve lab sync vendor venv bench clean help

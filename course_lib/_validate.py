@@ -20,6 +20,7 @@ __all__ = [
     "check_choice",
     "shape_str",
     "check_positive_number",
+    "check_index",
     "check_tensor",
     "check_bool_mask",
 ]
@@ -91,6 +92,19 @@ def check_probability(value, name: str) -> float:
     if not 0.0 <= float(value) < 1.0:
         raise ValueError(f"{name} must be in [0, 1), got {value}")
     return float(value)
+
+
+def check_index(value, name: str, size: int, *, what: str = "") -> int:
+    """Return ``value`` as ``int`` if it is an integer in ``[0, size)`` (a token id, say).
+
+    ``what`` names the range for the message, e.g. ``"tgt_vocab"``.
+    """
+    label = f"[0, {what}) = [0, {size})" if what else f"[0, {size})"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer in {label}, got {type(value).__name__} {value!r}")
+    if not 0 <= value < size:
+        raise ValueError(f"{name} must be an integer in {label}, got {value}")
+    return int(value)
 
 
 def check_positive_number(value, name: str) -> float:

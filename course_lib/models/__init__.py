@@ -10,3 +10,6 @@ from .layers import DecoderLayer, EncoderLayer
 from .positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
 from .seq2seq import AdditiveAttention, Seq2Seq
 from .transformer import Transformer
+from .vit import PatchEmbedding, ViT, patchify
+from .bert import BERT, BertClassifier, BertForMLM, mask_tokens
+from .gpt import GPT

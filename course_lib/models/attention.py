@@ -1,15 +1,16 @@
 """Multi-head attention as a trainable PyTorch module.
 
 The NumPy version, :func:`course_lib.scratch.multi_head_attention`, spells
-out the formula of chapter 3 (*Multi-head attention*); this module computes
-the same thing on batches, with gradients, and can copy its weights from
-``torch.nn.MultiheadAttention``. Masks are boolean with True = "may attend",
+out the formula of chapter 3 (*Multi-head attention*, ``ch03_multi_head``);
+this module computes the same thing on batches, with gradients, and can
+copy its weights from ``torch.nn.MultiheadAttention``. Masks are boolean with True = "may attend",
 the book's convention (``nn.MultiheadAttention`` uses the opposite one).
 
 Two details matter later in the book:
 
-- a query row whose mask is all False gets a zero output and zero weights,
-  not NaN (a padded query in chapter 5 can have nothing to look at);
+- a query row whose mask is all False gets zero weights and a zero
+  attention result (so the module outputs just ``out_proj``'s bias), not
+  NaN: a padded query in chapter 5 can have nothing to look at;
 - :class:`KVCache` lets GPT (chapter 7) and the Transformer's greedy decoder
   (chapter 5) project each position's keys and values only once.
 """
@@ -139,7 +140,8 @@ class MultiHeadAttention(nn.Module):
     def _check_inputs(self, query, key, value) -> None:
         dtype = self.q_proj.weight.dtype
         for name, x, L in (("query", query, "L_q"), ("key", key, "L_k"), ("value", value, "L_k")):
-            check_tensor(x, name, ndim=3, last_dim=self.d_model, layout=f"(B, {L}, d_model={self.d_model})")
+            check_tensor(x, name, ndim=3, last_dim=self.d_model,
+                         layout=f"(B, {L}, d_model={self.d_model})")
             if x.dtype != dtype:
                 raise TypeError(f"{name} must have the module's dtype {dtype}, got {x.dtype}")
         if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
@@ -172,13 +174,14 @@ class MultiHeadAttention(nn.Module):
             map per head, or None unless ``need_weights``.
         """
         self._check_inputs(query, key, value)
+        if mask is not None:
+            L_k = key.shape[1] + (len(cache) if cache is not None else 0)
+            check_bool_mask(mask, "mask", (query.shape[0], self.num_heads, query.shape[1], L_k))
         Q = self.split_heads(self.q_proj(query))
         K = self.split_heads(self.k_proj(key))
         V = self.split_heads(self.v_proj(value))
         if cache is not None:
             K, V = cache.update(K, V)
-        if mask is not None:
-            check_bool_mask(mask, "mask", (query.shape[0], self.num_heads, Q.shape[-2], K.shape[-2]))
         p = self.dropout if self.training else 0.0
 
         if need_weights:

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .._validate import check_positive_int, check_probability
+from .._validate import check_positive_int, check_probability, shape_str
 from ._hf import encoder_layer_names, gather, hf_state, load_parameters, only_parameter
 from ._inputs import check_padding_mask, check_token_ids
 from .layers import EncoderLayer
@@ -94,10 +94,10 @@ class BERT(nn.Module):
         check_token_ids(input_ids, "input_ids", vocab_size=self.vocab_size, max_len=self.max_len)
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
-        elif token_type_ids.shape != input_ids.shape:
-            raise ValueError(f"token_type_ids must have the shape of input_ids "
-                             f"{tuple(input_ids.shape)}, got {tuple(token_type_ids.shape)}")
         check_token_ids(token_type_ids, "token_type_ids", vocab_size=self.type_vocab_size)
+        if token_type_ids.shape != input_ids.shape:
+            raise ValueError(f"token_type_ids must have the shape of input_ids "
+                             f"{shape_str(input_ids.shape)}, got {shape_str(token_type_ids.shape)}")
         mask = None if attention_mask is None else \
             check_padding_mask(attention_mask, "attention_mask", input_ids.shape)
         x = self.tok_emb(input_ids) + self.seg_emb(token_type_ids)
@@ -176,7 +176,8 @@ def _backbone_tensors(bert: BERT, state: dict[str, torch.Tensor], prefix: str = 
     for i in range(len(bert.layers)):
         names.update(encoder_layer_names(f"layers.{i}", f"encoder.layer.{i}", _HF_BERT_LAYER))
     tensors = gather(state, names)
-    tensors[only_parameter(bert.pos_emb, "pos_emb")] = state["embeddings.position_embeddings.weight"]
+    positions = state["embeddings.position_embeddings.weight"]
+    tensors[only_parameter(bert.pos_emb, "pos_emb")] = positions
     return {prefix + k: v for k, v in tensors.items()}
 
 
@@ -271,7 +272,7 @@ def mask_tokens(input_ids: torch.Tensor, mask_id: int, vocab_size: int, special_
         input_ids: token ids ``(B, L)``.
         mask_id: id of [MASK].
         vocab_size: random replacements are drawn from ``[0, vocab_size)``.
-        special_ids: ids never selected ([CLS], [SEP], [PAD], ...).
+        special_ids: iterable of ids never selected ([CLS], [SEP], [PAD], ...).
         prob: selection probability, in ``[0, 1)``.
         generator: ``torch.Generator`` for reproducible draws, or None.
 
@@ -286,15 +287,11 @@ def mask_tokens(input_ids: torch.Tensor, mask_id: int, vocab_size: int, special_
         raise ValueError(f"mask_id must be in [0, vocab_size) = [0, {vocab_size}), got {mask_id}")
     prob = check_probability(prob, "prob")
     special = torch.as_tensor(list(special_ids), dtype=input_ids.dtype)
-
-    def uniform():
-        return torch.rand(input_ids.shape, generator=generator)
-
-    selected = (uniform() < prob) & ~torch.isin(input_ids, special)
+    shape = input_ids.shape
+    selected = (torch.rand(shape, generator=generator) < prob) & ~torch.isin(input_ids, special)
     labels = torch.where(selected, input_ids, torch.full_like(input_ids, -100))
-    r = uniform()
-    random_ids = torch.randint(vocab_size, input_ids.shape, generator=generator,
-                               dtype=input_ids.dtype)
+    r = torch.rand(shape, generator=generator)          # decides [MASK] / random / keep
+    random_ids = torch.randint(vocab_size, shape, generator=generator, dtype=input_ids.dtype)
     inputs = torch.where(selected & (r < 0.8), torch.full_like(input_ids, mask_id), input_ids)
     inputs = torch.where(selected & (r >= 0.8) & (r < 0.9), random_ids, inputs)
     return inputs, labels

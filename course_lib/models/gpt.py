@@ -36,7 +36,7 @@ _HF_GPT2_LAYER = ("attn.q", "attn.k", "attn.v", "attn.c_proj",
 
 
 def causal_mask(L: int, offset: int = 0) -> torch.Tensor:
-    """The causal mask of ``L`` new queries after ``offset`` cached positions.
+    """The causal mask of ``L`` new queries after ``offset`` cached positions (chapter 7).
 
     Args:
         L: number of new positions (queries).

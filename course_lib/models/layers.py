@@ -1,9 +1,10 @@
 """Encoder and decoder layers of the Transformer as PyTorch modules.
 
 The NumPy version, :mod:`course_lib.scratch.layers`, shows the formulas of
-chapter 5 (*The full Transformer*); these modules train, run on batches, and
-copy their weights from ``nn.TransformerEncoderLayer`` /
-``nn.TransformerDecoderLayer`` with ``from_torch``. Every sublayer is wrapped
+chapter 5 (*The full Transformer*, ``ch05_transformer``); these modules
+train, run on batches, and copy their weights from
+``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer`` with
+``from_torch``. Every sublayer is wrapped
 in a residual connection and a layer norm::
 
     post-LN (norm_first=False, 2017 paper, BERT):  x = norm(x + dropout(sublayer(x)))
@@ -210,7 +211,8 @@ class DecoderLayer(_Layer):
         self._check_x(y, "y", "L_t")
         self._check_x(memory, "memory", "L_s")
         y, self_weights = self._residual(
-            y, self.norm1, self.dropout1, lambda h: self.self_attn(h, h, h, self_mask, need_weights, cache))
+            y, self.norm1, self.dropout1,
+            lambda h: self.self_attn(h, h, h, self_mask, need_weights, cache))
         y, cross_weights = self._residual(
             y, self.norm2, self.dropout2,
             lambda h: self.cross_attn(h, memory, memory, cross_mask, need_weights))

@@ -1,4 +1,6 @@
-"""Positional encodings as PyTorch modules (chapter 4, *Positional encoding*).
+"""Positional encodings as PyTorch modules.
+
+Chapter 4 (*Positional encoding*, ``ch04_positional_encoding``) derives them.
 
 Attention alone is blind to order (chapter 4 proves it is permutation
 equivariant), so each position ``pos`` gets a vector added to its embedding:

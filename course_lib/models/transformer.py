@@ -1,4 +1,6 @@
-"""The encoder-decoder Transformer of "Attention Is All You Need" (chapter 5).
+"""The encoder-decoder Transformer of "Attention Is All You Need".
+
+Chapter 5 (*The full Transformer*, ``ch05_transformer``) builds and trains it.
 
 Source tokens are embedded, scaled by ``sqrt(d_model)`` and given sinusoidal
 positions, then pass through a stack of :class:`EncoderLayer`; the decoder
@@ -20,22 +22,14 @@ import math
 import torch
 import torch.nn as nn
 
-from .._validate import check_positive_int, check_tensor, shape_str
+from .._validate import check_index, check_positive_int
 from ..scratch.masks import causal_mask
+from ._inputs import check_token_ids
 from .attention import KVCache
 from .layers import DecoderLayer, EncoderLayer
 from .positional import SinusoidalPositionalEncoding
 
-__all__ = ["Transformer", "check_token_ids"]
-
-
-def check_token_ids(ids, name: str, vocab: int) -> torch.Tensor:
-    """Return ``ids`` if it is a ``(B, L)`` integer tensor with values in ``[0, vocab)``."""
-    check_tensor(ids, name, ndim=2, floating=False, layout="(B, L)")
-    if ids.numel() and (ids.min() < 0 or ids.max() >= vocab):
-        raise ValueError(f"{name} must hold token ids in [0, {vocab}) (the vocabulary size), "
-                         f"got values from {int(ids.min())} to {int(ids.max())}")
-    return ids
+__all__ = ["Transformer"]
 
 
 class Transformer(nn.Module):
@@ -66,22 +60,20 @@ class Transformer(nn.Module):
                  dropout: float = 0.1, max_len: int = 512, pad_id: int = 0,
                  norm_first: bool = False):
         super().__init__()
+        self.d_model = check_positive_int(d_model, "d_model")
         self.src_vocab = check_positive_int(src_vocab, "src_vocab")
         self.tgt_vocab = check_positive_int(tgt_vocab, "tgt_vocab")
-        self.pad_id = check_positive_int(pad_id, "pad_id", minimum=0)
-        if pad_id >= min(src_vocab, tgt_vocab):
-            raise ValueError(f"pad_id must be a valid id of both vocabularies, in "
-                             f"[0, {min(src_vocab, tgt_vocab)}), got {pad_id}")
+        self.pad_id = check_index(pad_id, "pad_id", min(src_vocab, tgt_vocab),
+                                  what="min(src_vocab, tgt_vocab)")
         layer_args = dict(d_model=d_model, num_heads=num_heads, d_ff=d_ff, dropout=dropout,
                           norm_first=norm_first)
-        self.d_model = d_model
         self.src_embed = nn.Embedding(src_vocab, d_model, padding_idx=pad_id)
         self.tgt_embed = nn.Embedding(tgt_vocab, d_model, padding_idx=pad_id)
         self.positional = SinusoidalPositionalEncoding(d_model, max_len, dropout)
-        self.encoder = nn.ModuleList(EncoderLayer(**layer_args)
-                                     for _ in range(check_positive_int(num_encoder_layers, "num_encoder_layers")))
-        self.decoder = nn.ModuleList(DecoderLayer(**layer_args)
-                                     for _ in range(check_positive_int(num_decoder_layers, "num_decoder_layers")))
+        num_encoder_layers = check_positive_int(num_encoder_layers, "num_encoder_layers")
+        num_decoder_layers = check_positive_int(num_decoder_layers, "num_decoder_layers")
+        self.encoder = nn.ModuleList(EncoderLayer(**layer_args) for _ in range(num_encoder_layers))
+        self.decoder = nn.ModuleList(DecoderLayer(**layer_args) for _ in range(num_decoder_layers))
         self.encoder_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
         self.decoder_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
         self.generator = nn.Linear(d_model, tgt_vocab)
@@ -96,7 +88,7 @@ class Transformer(nn.Module):
 
     def encode(self, src) -> torch.Tensor:
         """Encode source ids ``(B, L_s)`` into ``memory`` ``(B, L_s, d_model)``."""
-        check_token_ids(src, "src", self.src_vocab)
+        check_token_ids(src, "src", vocab_size=self.src_vocab)
         x, mask = self._embed(self.src_embed, src), self.source_mask(src)
         for layer in self.encoder:
             x, _ = layer(x, mask)
@@ -121,13 +113,13 @@ class Transformer(nn.Module):
             ``weights`` is a list, per layer, of ``(self_weights,
             cross_weights)``, or None.
         """
-        check_token_ids(tgt_in, "tgt_in", self.tgt_vocab)
+        check_token_ids(tgt_in, "tgt_in", vocab_size=self.tgt_vocab)
         caches = caches if caches is not None else [None] * len(self.decoder)
         if len(caches) != len(self.decoder):
             raise ValueError(f"caches must hold one KVCache per decoder layer "
                              f"({len(self.decoder)}), got {len(caches)}")
         L = tgt_in.shape[1]
-        self_mask = torch.from_numpy(causal_mask(offset + L)[offset:]).to(tgt_in.device)
+        self_mask = torch.from_numpy(causal_mask(L, offset)).to(tgt_in.device)
         y, weights = self._embed(self.tgt_embed, tgt_in, offset), []
         for layer, cache in zip(self.decoder, caches):
             y, w = layer(y, memory, self_mask, src_mask, need_weights, cache)
@@ -160,9 +152,8 @@ class Transformer(nn.Module):
             each row stops at its ``<eos>`` and is ``pad_id`` afterwards.
             Decoding ends once every row has produced ``<eos>``.
         """
-        for name, value in (("sos_id", sos_id), ("eos_id", eos_id)):
-            if not 0 <= check_positive_int(value, name, minimum=0) < self.tgt_vocab:
-                raise ValueError(f"{name} must be in [0, {self.tgt_vocab}), got {value}")
+        check_index(sos_id, "sos_id", self.tgt_vocab, what="tgt_vocab")
+        check_index(eos_id, "eos_id", self.tgt_vocab, what="tgt_vocab")
         max_len = check_positive_int(max_len, "max_len")
         if max_len > self.positional.max_len:
             raise ValueError(f"max_len={max_len} exceeds the positional table's "

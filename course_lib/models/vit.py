@@ -42,7 +42,8 @@ def _check_patch_grid(image_size: int, patch_size: int) -> int:
     return image_size // patch_size
 
 
-def _check_images(images, in_channels: int | None = None, image_size: int | None = None) -> torch.Tensor:
+def _check_images(images, in_channels: int | None = None,
+                  image_size: int | None = None) -> torch.Tensor:
     """A finite floating tensor ``(B, C, H, W)``, optionally of a fixed size."""
     layout = f"(B, {in_channels}, {image_size}, {image_size})" if image_size else "(B, C, H, W)"
     check_tensor(images, "images", ndim=4, layout=layout)

@@ -9,8 +9,8 @@ Before dot products, Bahdanau, Cho and Bengio (2015) scored each encoder state
     \\alpha = \\operatorname{softmax}(e), \\qquad
     c = \\sum_j \\alpha_j h_j
 
-Chapter 1 (*Why attention*) uses it to fix the fixed-context bottleneck of
-the RNN encoder-decoder. Vectors are rows, as everywhere in the book, so
+Chapter 1 (*Why attention*, ``ch01_why_attention``) uses it to fix the
+fixed-context bottleneck of the RNN encoder-decoder. Vectors are rows, as everywhere in the book, so
 ``W_s s`` is written ``s @ W_s``.
 """
 

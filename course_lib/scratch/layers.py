@@ -9,7 +9,8 @@ BERT) or before the sublayer (pre-LN, GPT-2, ViT)::
     post-LN:  x = LayerNorm(x + Sublayer(x))
     pre-LN:   x = x + Sublayer(LayerNorm(x))
 
-Chapter 5 (*The full Transformer*) builds them step by step.
+Chapter 5 (*The full Transformer*, ``ch05_transformer``) builds them step
+by step.
 
 ``params`` is a plain dict of NumPy arrays, as :func:`layer_params` returns::
 

@@ -1,7 +1,7 @@
 """The affine map ``y = x @ W + b`` that every projection in the book uses.
 
 Vectors are rows, so a sequence ``X`` of shape ``(L, d_model)`` is projected
-as ``Q = X W_Q`` (chapter 2). PyTorch's ``nn.Linear`` stores the transpose:
+as ``Q = X W_Q`` (chapter 2, ``ch02_worked_qkv``). PyTorch's ``nn.Linear`` stores the transpose:
 ``W = linear.weight.T`` and ``b = linear.bias``.
 """
 

@@ -3,9 +3,9 @@
 Two masks appear in the book:
 
 - a **padding mask** hides the ``<pad>`` positions that make sentences of
-  different lengths fit in one batch (chapter 5);
+  different lengths fit in one batch (chapter 5, ``ch05_transformer``);
 - a **causal mask** hides the future, so that position ``i`` only sees
-  positions ``0..i`` (chapter 5, and GPT in chapter 7).
+  positions ``0..i`` (chapter 5, and GPT in chapter 7, ``ch07_bert_gpt``).
 
 Shapes are chosen to broadcast against multi-head scores of shape
 ``(B, num_heads, L_q, L_k)``: a padding mask is ``(B, 1, 1, L_k)`` (the same
@@ -66,16 +66,20 @@ def padding_mask_from_ids(ids, pad_id: int) -> np.ndarray:
     return (ids != pad_id)[:, None, None, :]
 
 
-def causal_mask(L: int) -> np.ndarray:
-    """Causal ("look-ahead") mask: query ``i`` may attend to keys ``j <= i``.
+def causal_mask(L: int, offset: int = 0) -> np.ndarray:
+    """Causal ("look-ahead") mask: a query may attend to keys not in its future.
 
     Args:
-        L: the sequence length.
+        L: number of queries (new positions).
+        offset: number of earlier positions already decoded (and cached),
+            which every query may see; 0 for a whole sequence at once.
 
     Returns:
-        Boolean ``(L, L)``, lower triangular (diagonal included).
+        Boolean ``(L, offset + L)``: ``[i, j]`` is True when ``j <= offset +
+        i``. With ``offset=0`` it is the square lower-triangular mask.
 
-    Chapter 5 uses it in the decoder; chapter 7 in GPT.
+    Chapter 5 uses it in the decoder; chapter 7 in GPT, with a KV cache.
     """
     L = check_positive_int(L, "L")
-    return np.tril(np.ones((L, L), dtype=bool))
+    offset = check_positive_int(offset, "offset", minimum=0)
+    return np.tril(np.ones((L, offset + L), dtype=bool), k=offset)

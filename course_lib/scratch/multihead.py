@@ -9,7 +9,8 @@
 
 with ``Q = X_q W_Q``, ``K = X_kv W_K``, ``V = X_kv W_V`` cut into
 ``num_heads`` slices of width ``d_k = d_model / num_heads``. Chapter 3
-(*Multi-head attention*) derives it; this is the code version.
+(*Multi-head attention*, ``ch03_multi_head``) derives it; this is the code
+version.
 
 Weights follow the book's row-vector notation, ``y = x @ W + b`` with ``W``
 of shape ``(d_model, d_model)``. For a PyTorch ``nn.Linear`` that is

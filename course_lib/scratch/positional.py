@@ -6,8 +6,9 @@
     \\qquad
     PE_{(pos, 2i+1)} = \\cos\\!\\left(\\frac{pos}{10000^{2i/d_{model}}}\\right)
 
-Chapter 4 (*Positional encoding*) explains why attention needs it and why
-sines and cosines of geometrically spaced frequencies are a good choice.
+Chapter 4 (*Positional encoding*, ``ch04_positional_encoding``) explains why
+attention needs it and why sines and cosines of geometrically spaced
+frequencies are a good choice.
 ``course_lib.models.SinusoidalPositionalEncoding`` uses this very function.
 """
 

@@ -1,0 +1,110 @@
+"""GPT decoding with a KV cache gives what recomputing the whole prefix gives (chapter 7)."""
+
+import pytest
+import torch
+
+from course_lib.models.gpt import GPT, causal_mask
+
+
+@pytest.fixture
+def gpt():
+    torch.manual_seed(0)
+    return GPT(vocab_size=40, d_model=32, num_heads=4, num_layers=3, d_ff=64, max_len=24,
+               dropout=0.1).eval()
+
+
+@pytest.fixture
+def prompt():
+    return torch.randint(0, 40, (2, 5), generator=torch.Generator().manual_seed(1))
+
+
+def test_causal_mask_with_offset():
+    expected = torch.tensor([[1, 1, 1, 0, 0],     # query at position 2 sees 0..2
+                             [1, 1, 1, 1, 0],
+                             [1, 1, 1, 1, 1]], dtype=torch.bool)
+    assert torch.equal(causal_mask(3, offset=2), expected)
+
+
+def test_causal_model_ignores_the_future(gpt, prompt):
+    changed = prompt.clone()
+    changed[:, -1] = (changed[:, -1] + 1) % 40
+    with torch.no_grad():
+        a, b = gpt(prompt), gpt(changed)
+    torch.testing.assert_close(a[:, :-1], b[:, :-1], atol=1e-6, rtol=0)
+    assert (a[:, -1] - b[:, -1]).abs().max() > 1e-3
+
+
+@pytest.mark.parametrize("chunks", [[1] * 12, [5, 1, 1, 3, 2], [12]])
+def test_cached_logits_equal_full_forward(gpt, chunks):
+    ids = torch.randint(0, 40, (2, sum(chunks)), generator=torch.Generator().manual_seed(2))
+    cache = gpt.new_cache()
+    pieces, start = [], 0
+    with torch.no_grad():
+        full = gpt(ids)
+        for n in chunks:
+            pieces.append(gpt(ids[:, start:start + n], cache=cache))
+            start += n
+    assert len(cache[0]) == ids.shape[1]
+    torch.testing.assert_close(torch.cat(pieces, dim=1), full, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("temperature, top_k", [(1.0, None), (0.7, 5), (1.5, 3)])
+def test_generation_with_and_without_cache_agree(gpt, prompt, temperature, top_k):
+    out = [gpt.generate(prompt, 12, temperature=temperature, top_k=top_k, use_cache=use,
+                        generator=torch.Generator().manual_seed(7))
+           for use in (True, False)]
+    assert out[0].shape == (2, 17)
+    assert torch.equal(out[0][:, :5], prompt)
+    assert torch.equal(out[0], out[1])
+
+
+def test_top_k_1_is_greedy(gpt, prompt):
+    ids = prompt
+    with torch.no_grad():
+        for _ in range(8):
+            ids = torch.cat([ids, gpt(ids)[:, -1].argmax(-1, keepdim=True)], dim=1)
+    sampled = gpt.generate(prompt, 8, temperature=0.5, top_k=1,
+                           generator=torch.Generator().manual_seed(3))
+    assert torch.equal(sampled, ids)
+
+
+def test_samples_stay_in_the_top_k(gpt, prompt):
+    ids = gpt.generate(prompt, 10, top_k=3, generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        logits = gpt(ids[:, :-1])[:, prompt.shape[1] - 1:]       # the logits each sample came from
+    top3 = logits.topk(3, dim=-1).indices
+    assert (top3 == ids[:, prompt.shape[1]:, None]).any(-1).all()
+
+
+def test_sampling_follows_the_softmax(gpt):
+    """With temperature T, token frequencies approach softmax(logits / T)."""
+    prompt = torch.tensor([[3, 1, 4]]).repeat(4000, 1)
+    draws = gpt.generate(prompt, 1, temperature=2.0,
+                         generator=torch.Generator().manual_seed(5))[:, -1]
+    with torch.no_grad():
+        p = torch.softmax(gpt(prompt[:1])[0, -1] / 2.0, dim=-1)
+    freq = torch.bincount(draws, minlength=40).float() / len(draws)
+    assert (freq - p).abs().max() < 0.03
+
+
+def test_generate_uses_eval_mode_and_restores_training(gpt, prompt):
+    gpt.train()
+    a = gpt.generate(prompt, 6, generator=torch.Generator().manual_seed(6), use_cache=True)
+    b = gpt.generate(prompt, 6, generator=torch.Generator().manual_seed(6), use_cache=False)
+    assert torch.equal(a, b)          # dropout would make these differ
+    assert gpt.training
+
+
+@pytest.mark.parametrize("temperature, exc", [(0, ValueError), (-1.0, ValueError),
+                                              (float("nan"), ValueError), ("hot", TypeError)])
+def test_temperature_is_validated(gpt, prompt, temperature, exc):
+    with pytest.raises(exc, match="temperature must be a positive number"):
+        gpt.generate(prompt, 3, temperature=temperature)
+
+
+def test_cache_cannot_grow_past_max_len(gpt):
+    cache = gpt.new_cache()
+    with torch.no_grad():
+        gpt(torch.zeros(1, 20, dtype=torch.long), cache=cache)
+        with pytest.raises(ValueError, match="20 cached positions.*max_len = 24"):
+            gpt(torch.zeros(1, 5, dtype=torch.long), cache=cache)
