@@ -20,6 +20,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ..scratch.masks import causal_mask
 from .._validate import check_positive_int, check_positive_number
 from ._hf import encoder_layer_names, gather, hf_state, load_parameters, only_parameter
 from ._inputs import check_token_ids
@@ -27,26 +28,12 @@ from .attention import KVCache
 from .layers import EncoderLayer
 from .positional import LearnedPositionalEncoding
 
-__all__ = ["GPT", "causal_mask"]
+__all__ = ["GPT"]
 
 # Our GPT-2 layer's parts, after :func:`_conv1d_to_linear`, in the order of
 # ``_hf.encoder_layer_names``.
 _HF_GPT2_LAYER = ("attn.q", "attn.k", "attn.v", "attn.c_proj",
                   "ln_1", "mlp.c_fc", "mlp.c_proj", "ln_2")
-
-
-def causal_mask(L: int, offset: int = 0) -> torch.Tensor:
-    """The causal mask of ``L`` new queries after ``offset`` cached positions (chapter 7).
-
-    Args:
-        L: number of new positions (queries).
-        offset: number of positions already in the cache.
-
-    Returns:
-        Boolean ``(L, offset + L)``; entry ``(i, j)`` is True when key ``j``
-        is not in the future of query ``offset + i``, i.e. ``j <= offset + i``.
-    """
-    return torch.ones(L, offset + L, dtype=torch.bool).tril(diagonal=offset)
 
 
 class GPT(nn.Module):
@@ -113,7 +100,7 @@ class GPT(nn.Module):
             raise ValueError(f"input_ids has length L = {L} after {offset} cached positions; "
                              f"offset + L = {offset + L} exceeds max_len = {self.max_len}")
         x = self.pos_emb(self.tok_emb(input_ids), offset=offset)
-        mask = causal_mask(L, offset).to(input_ids.device)
+        mask = torch.from_numpy(causal_mask(L, offset)).to(input_ids.device)
         for i, layer in enumerate(self.layers):
             x, _ = layer(x, mask=mask, cache=None if cache is None else cache[i])
         return self.lm_head(self.norm(x))
