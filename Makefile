@@ -13,7 +13,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: book test serve lab sync vendor venv bench clean help
+.PHONY: book test serve lab sync vendor venv bench solutions clean help
 
 help:
 	@echo "make book    build the HTML book into _build/html (creates .venv first)"
@@ -22,6 +22,7 @@ help:
 	@echo "make lab     open the chapters in JupyterLab (.md opens as a notebook)"
 	@echo "make sync    re-execute every chapter and store its outputs in the .ipynb"
 	@echo "make bench   print timings: notebooks, book build, test suite, attention speed"
+	@echo "make solutions  run every exercise's reference solution against its checker"
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-nodeps.txt pyproject.toml
@@ -65,6 +66,9 @@ test: venv vendor
 
 bench: venv vendor
 	$(PY) tools/bench.py
+
+solutions: venv
+	$(PY) tools/solutions.py
 
 
 clean:

@@ -97,6 +97,8 @@ def test_language_cells_come_in_pairs_without_headings(page, nb):
         assert c.cell_type == "markdown", f"{page} cell {i}: only prose cells carry a language tag"
         assert not re.search(r"^#{1,6} ", c.source, re.M), (
             f"{page} cell {i}: a heading inside a language cell; keep headings bilingual and untagged")
+        assert not re.search(r"^(```|:::)\{", c.source, re.M), (
+            f"{page} cell {i}: a directive inside a language cell (add `+++` before it)")
         if langs == {"en"}:
             nxt = cells[i + 1] if i + 1 < len(cells) else None
             assert nxt is not None and _tags(nxt) & LANG_TAGS == {"zh"}, (

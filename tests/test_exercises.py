@@ -1,0 +1,153 @@
+"""The exercise checkers judge correctly: right answers pass, typical mistakes
+get the right message, and no learner code can make a checker raise."""
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from course_lib import exercises as ex
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from solutions import run_notebook  # noqa: E402
+from toc import notebooks  # noqa: E402
+
+GATED = [(nb.stem, kind, label, verdict) for nb in notebooks() for kind, label, verdict in run_notebook(nb)]
+
+
+def test_the_book_has_exercises():
+    assert sum(kind == "solution" for _, kind, _, _ in GATED) >= 4
+
+
+@pytest.mark.parametrize("chapter,kind,label,verdict", GATED,
+                         ids=[f"{c}-{k}-{lab}" for c, k, lab, _ in GATED])
+def test_solutions_pass_and_stubs_wait(chapter, kind, label, verdict):
+    assert isinstance(verdict, ex.Verdict), f"{label}: the {kind} cell must end with a checker call"
+    if kind == "solution":
+        assert verdict.ok, f"{label}: the reference solution fails: {verdict!r}"
+    else:
+        assert verdict.pending and not verdict.ok, f"{label}: the exercise cell must hold the stub"
+
+
+def _stable_softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _stub(*args):
+    raise NotImplementedError
+
+
+def _raises(*args):
+    raise ValueError("boom")
+
+
+def _none(*args):
+    return None
+
+
+def _masked_ok(x, mask):
+    from course_lib.scratch import masked_softmax
+    return masked_softmax(x, mask)
+
+
+def _attention_ok(Q, K, V):
+    w = _stable_softmax(Q @ K.T / np.sqrt(K.shape[-1]))
+    return w @ V, w
+
+
+WRONG = {
+    "softmax": (ex.check_softmax, [
+        (lambda x: np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True), r"\[large logits\] NaN.*subtract the row maximum"),
+        (lambda x: _stable_softmax(x)[..., :-1], r"wrong shape"),
+        (lambda x: np.exp(x - x.max()) / np.exp(x - x.max()).sum(), r"\[rows of a matrix\] wrong value at position \(0, 0\)"),
+        (_raises, r"raised ValueError: boom"),
+        (_none, r"returned None"),
+        (_stub, r"not implemented yet"),
+    ]),
+    "masked": (ex.check_masked_softmax, [
+        (lambda x, m: _stable_softmax(np.where(m, x, -np.inf)), r"\[a fully masked row\] NaN at position \(1, 0\)"),
+        (lambda x, m: _stable_softmax(x), r"\[some keys masked\] wrong value"),
+        (lambda x, m: _masked_ok(x, ~m), r"wrong value"),
+        (lambda x, m: _masked_ok(x, m).T, r"transposed"),
+        (_raises, r"raised ValueError"),
+        (_none, r"returned None"),
+    ]),
+    "attention": (ex.check_attention, [
+        (lambda Q, K, V: (lambda w: (w @ V, w))(_stable_softmax(Q @ K.T)), r"not scaled: divide the scores by √d_k"),
+        (lambda Q, K, V: _attention_ok(Q, K, V)[0], r"expected a tuple of 2 results"),
+        (lambda Q, K, V: (_attention_ok(Q, K, V)[0].T, _attention_ok(Q, K, V)[1]), r"wrong shape"),
+        (lambda Q, K, V: (_attention_ok(Q, K, V)[0] + 1, _attention_ok(Q, K, V)[1]), r"wrong value at position \(0, 0\)"),
+        (_raises, r"raised ValueError"),
+        (_none, r"returned None"),
+    ]),
+    "hand": (lambda answer_fn: ex.check_hand_weights(answer_fn()), [
+        (lambda: [0.21, 0.21, 0.58], r"without dividing by √d_k"),
+        (lambda: [0.25, 0.25], r"wrong shape"),
+        (lambda: [0.5, 0.25, 0.25], r"wrong value at position \(0\): got 0.5$|got 0.5 Hint"),
+        (lambda: None, r"returned None"),
+        (lambda: [float("nan")] * 3, r"NaN at position \(0\)"),
+        (lambda: ..., r"not implemented yet"),
+    ]),
+}
+WRONG_CASES = [(name, check, fn, match) for name, (check, subs) in WRONG.items() for fn, match in subs]
+
+
+@pytest.mark.parametrize("name,check,fn,match", WRONG_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(WRONG_CASES)])
+def test_wrong_submissions_get_the_right_message(name, check, fn, match):
+    verdict = check(fn)
+    assert not verdict.ok
+    assert verdict.problems
+    assert re.search(match, repr(verdict), re.M), f"{name}: {verdict!r} does not say {match!r}"
+
+
+def test_hand_answers_are_not_given_away():
+    assert "expected" not in repr(ex.check_hand_weights([0.5, 0.25, 0.25]))
+    assert "expected" in repr(ex.check_softmax(lambda x: x))  # coding exercises do show it
+
+
+def test_a_slow_function_is_stopped(monkeypatch):
+    monkeypatch.setattr("course_lib.exercises._check.TIMEOUT_S", 0.2)
+    from course_lib.exercises._check import Case, run_checker
+
+    def forever(x):
+        while True:
+            pass
+    verdict = run_checker("loop", forever, [Case("a", "甲", (1,), np.array(1.0))], timeout=0.2)
+    assert not verdict.ok and "stopped after 0.2 s" in repr(verdict)
+
+
+def test_passing_the_result_instead_of_the_function():
+    assert "pass the function itself" in repr(ex.check_softmax(np.ones(3)))
+
+
+def test_verdict_markdown_is_bilingual():
+    md = ex.check_softmax(_none)._repr_markdown_()
+    assert "returned None" in md and "返回了 None" in md
+
+
+def _anything():
+    arrays = st.integers(0, 3).flatmap(lambda n: st.lists(st.integers(1, 3), min_size=n, max_size=n)).map(
+        lambda shape: np.full(shape, 0.5))
+    return st.one_of(st.none(), st.text(max_size=5), st.integers(), st.floats(), arrays,
+                     st.just(np.array([np.nan, np.inf])), st.just(object()), st.lists(st.floats(), max_size=4),
+                     st.tuples(arrays, arrays), st.just({"a": 1}))
+
+
+@settings(max_examples=40, deadline=None)
+@given(result=_anything(), error=st.sampled_from([None, ValueError, ZeroDivisionError, SystemExit, RecursionError]))
+def test_no_checker_ever_raises(result, error):
+    def learner(*args):
+        if error is not None:
+            raise error("learner code failed")
+        return result
+    for check in (ex.check_softmax, ex.check_masked_softmax, ex.check_attention):
+        verdict = check(learner)
+        assert isinstance(verdict, ex.Verdict) and isinstance(repr(verdict), str)
+    assert isinstance(ex.check_hand_weights(result), ex.Verdict)
