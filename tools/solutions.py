@@ -23,28 +23,39 @@ from toc import notebooks  # noqa: E402
 GATES = re.compile(r"^```\{(exercise|solution)-(start|end)\}", re.M)
 
 
+def gated_cells(nb) -> list[tuple[str, str, object]]:
+    """``(kind, label, cell)`` for every code cell inside an exercise or solution gate."""
+    inside, label, out = None, "", []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for m in GATES.finditer(cell.source):  # a cell may end one gate and open the next
+                inside = m.group(1) if m.group(2) == "start" else None
+                if inside:
+                    rest = cell.source[m.start():]
+                    found = re.search(r"^:label: (\S+)|\{solution-start\} (\S+)", rest, re.M)
+                    label = next(g for g in found.groups() if g) if found else ""
+        elif inside:
+            out.append((inside, label, cell))
+    return out
+
+
 def run_notebook(ipynb: Path) -> list[tuple[str, str, object]]:
     """Run a notebook's code; return ``(kind, label, verdict)`` per gated code cell."""
     os.environ.setdefault("MPLBACKEND", "Agg")
     nb = nbformat.read(ipynb, as_version=4)
+    gated = {id(cell): (kind, label) for kind, label, cell in gated_cells(nb)}
     namespace: dict = {"__name__": "__main__"}
-    inside, label, results = None, "", []
+    results = []
     cwd = os.getcwd()
     os.chdir(ipynb.parent)
     try:
         for cell in nb.cells:
-            if cell.cell_type == "markdown":
-                for m in GATES.finditer(cell.source):  # a cell may end one gate and open the next
-                    inside = m.group(1) if m.group(2) == "start" else None
-                    if inside:
-                        rest = cell.source[m.start():]
-                        found = re.search(r"^:label: (\S+)|\{solution-start\} (\S+)", rest, re.M)
-                        label = next(g for g in found.groups() if g) if found else ""
+            if cell.cell_type != "code":
                 continue
             with contextlib.redirect_stdout(io.StringIO()):
                 value = _exec_cell(cell.source, namespace)
-            if inside:
-                results.append((inside, label, value))
+            if id(cell) in gated:
+                results.append((*gated[id(cell)], value))
     finally:
         os.chdir(cwd)
     return results
@@ -62,6 +73,8 @@ def _exec_cell(source: str, namespace: dict):
 def main() -> int:
     failures = 0
     for ipynb in notebooks():
+        if not gated_cells(nbformat.read(ipynb, as_version=4)):
+            continue
         for kind, label, verdict in run_notebook(ipynb):
             ok = bool(verdict) if kind == "solution" else getattr(verdict, "pending", False)
             failures += not ok

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import sources
-from ._validate import as_real_array, shape_str
-from .scratch.attention import scaled_dot_product_attention, softmax
+from .. import sources
+from .._validate import as_real_array, shape_str
+from ..scratch.attention import scaled_dot_product_attention, softmax
 
 __all__ = ["single_query_steps", "two_head_steps", "EXAMPLES"]
 
@@ -75,8 +75,7 @@ def two_head_steps(X=None, W1=None, W2=None) -> dict:
     return out
 
 
-#: Every worked example the book checks against a source: name -> (steps, data).
-#: Later chapters register theirs here too.
+#: Chapter 2's worked examples: name -> (steps function, source data with claims).
 EXAMPLES = {
     "single_query": (single_query_steps, sources.SINGLE_QUERY),
     "two_head": (two_head_steps, sources.TWO_HEAD),

@@ -1,108 +1,12 @@
-"""The source documents' worked examples, as data.
-
-The course grew out of four source documents. Their hand-computed examples
-are stored here once, so that chapters, exercises and tests all use the same
-inputs. Next to each input sits what the source *printed* for every step
-(as strings, exactly as printed, so the number of decimals is kept). The
-book never shows these printed values as results: it recomputes every step
-with code and compares (see ``course_lib.errata``).
-
-Source documents:
-
-- ``"attention"``: *Attention Mechanisms and Transformers: Deep Learning's
-  "Focus" Revolution / 注意力机制与Transformer* (English and Chinese).
-- ``"ch24"``: *第24章：Transformer架构详解* (Chinese), with the text-processing
-  project used by the capstone.
-- ``"multirep"``: *Attention Mechanism Multi-Representation Example /
-  注意力机制多表征示例* (Chinese/English).
-- ``"pe_tests"``: the translation test and positional-encoding test logs
-  (Chinese).
-"""
+"""Chapter 4's positional-encoding tables from the source documents."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-__all__ = ["SOURCES", "Claim", "SINGLE_QUERY", "TWO_HEAD"]
+from ._claim import Claim
 
-SOURCES = {
-    "attention": "Attention Mechanisms and Transformers / 注意力机制与Transformer",
-    "ch24": "第24章：Transformer架构详解 (Transformer architecture in depth)",
-    "multirep": "Attention Mechanism Multi-Representation Example / 注意力机制多表征示例",
-    "pe_tests": "Translation test and positional-encoding test logs / 翻译与位置编码测试输出",
-}
-
-
-@dataclass(frozen=True)
-class Claim:
-    """What a source document printed for one step of a worked example.
-
-    Attributes:
-        source: key into ``SOURCES``.
-        section: where in that document, e.g. ``"§2.3 step 2"``.
-        printed: the printed values as strings, in reading order (a scalar
-            is a 1-tuple); their decimals set how the book rounds.
-    """
-
-    source: str
-    section: str
-    printed: tuple
-
-    def decimals(self) -> list[int]:
-        """Number of decimals of each printed value (``"0.60"`` -> 2)."""
-        return [len(p.split(".")[1]) if "." in p else 0 for p in self.printed]
-
-
-# --- Source "attention", §2.3: one decoder query over three encoder states ---
-# K = V = H and the score is the plain dot product q·h_i (no 1/sqrt(d_k)).
-SINGLE_QUERY = {
-    "q": np.array([0.2, 0.4, 0.6, 0.8]),
-    "H": np.array([[0.1, 0.2, 0.3, 0.4],
-                   [0.5, 0.6, 0.7, 0.8],
-                   [0.9, 1.0, 1.1, 1.2]]),
-    "claims": {
-        "scores": Claim("attention", "§2.3 step 1", ("0.60", "1.40", "2.20")),
-        "exp": Claim("attention", "§2.3 step 2", ("1.822", "4.055", "9.025")),
-        "sum": Claim("attention", "§2.3 step 2", ("14.902",)),
-        "weights": Claim("attention", "§2.3 step 2", ("0.122", "0.272", "0.606")),
-        "terms": Claim("attention", "§2.3 step 3", (
-            "0.012", "0.024", "0.037", "0.049",
-            "0.136", "0.163", "0.190", "0.218",
-            "0.545", "0.606", "0.667", "0.727")),
-        "context": Claim("attention", "§2.3 step 3", ("0.693", "0.793", "0.894", "0.994")),
-    },
-}
-
-# --- Source "attention", §3.2: two heads on X (3×4), W^Q = W^K = W^V per head ---
-TWO_HEAD = {
-    "X": np.array([[1.0, 2.0, 3.0, 4.0],
-                   [5.0, 6.0, 7.0, 8.0],
-                   [9.0, 10.0, 11.0, 12.0]]),
-    "W1": np.array([[0.1, 0.2],
-                    [0.3, 0.4],
-                    [0.5, 0.6],
-                    [0.7, 0.8]]),
-    "W2": np.array([[0.2, 0.1],
-                    [0.4, 0.3],
-                    [0.6, 0.5],
-                    [0.8, 0.7]]),
-    # The source works out head 1 only and stops before its output.
-    "claims": {
-        "Q1": Claim("attention", "§3.2 head 1", (
-            "5.0", "6.0", "11.4", "13.6", "17.8", "21.2")),
-        "QKt1": Claim("attention", "§3.2 head 1 scores (before 1/√2)", (
-            "61.0", "138.6", "216.2",
-            "138.6", "314.72", "490.84",
-            "216.2", "490.84", "765.48")),
-        "A1": Claim("attention", "§3.2 head 1 softmax", (
-            "0.006", "0.047", "0.947",
-            "0.000", "0.018", "0.982",
-            "0.000", "0.007", "0.993")),
-    },
-}
-
+__all__ = ["PE_TEST", "PE_DEMO", "PE_REF10", "PE_D4"]
 
 # --- Source "pe_tests": the positional-encoding test logs (chapter 4) ---
 # The logs are pasted below as printed; ``_grid`` drops each row's label and
@@ -117,6 +21,7 @@ def _grid(text: str, skip: int = 1) -> tuple:
 PE_TEST = {
     "d_model": 512,
     "max_len": 100,
+    "input_shape": (10, 2, 512),         # test 1: (L, B, d_model), sequence-first
     "pairs": [(0, 1), (0, 2), (0, 5), (0, 10), (5, 6), (5, 10), (10, 20)],
     "dims": [0, 1, 2, 3, 10, 11],        # test 3's columns
     "d_models": [64, 128, 256, 512],     # test 7's rows
