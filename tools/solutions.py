@@ -44,7 +44,8 @@ def run_notebook(ipynb: Path) -> list[tuple[str, str, object]]:
     os.environ.setdefault("MPLBACKEND", "Agg")
     nb = nbformat.read(ipynb, as_version=4)
     gated = {id(cell): (kind, label) for kind, label, cell in gated_cells(nb)}
-    namespace: dict = {"__name__": "__main__"}
+    from IPython.display import display  # a builtin in Jupyter, which chapters may call
+    namespace: dict = {"__name__": "__main__", "display": display}
     results = []
     cwd = os.getcwd()
     os.chdir(ipynb.parent)

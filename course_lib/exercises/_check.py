@@ -149,6 +149,8 @@ def compare(got, expected, atol: float = 1e-6, reveal: bool = True):
             if problem:
                 return problem
         return None
+    if np.iscomplexobj(got):
+        return ("returned complex numbers; expected real ones", "返回了复数；应为实数")
     try:
         arr = np.asarray(got, dtype=float)
     except (TypeError, ValueError):
