@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import nbformat  # noqa: E402
 from solutions import gated_cells  # noqa: E402
-from toc import notebooks  # noqa: E402
+from toc import notebooks, pages  # noqa: E402
 
 # The stored outputs are what nbval re-computes and compares on every run, so
 # checking them here checks the live verdicts too. `make solutions` re-runs them.
@@ -162,3 +162,22 @@ def test_no_checker_ever_raises(result, error):
         verdict = check(learner)
         assert isinstance(verdict, ex.Verdict) and isinstance(repr(verdict), str)
     assert isinstance(ex.check_hand_weights(result), ex.Verdict)
+
+
+def _exercise_labels():
+    labels = []
+    for page in pages():
+        text = (ROOT / f"{page}.md").read_text(encoding="utf-8")
+        labels += re.findall(r"^```\{exercise(?:-start)?\}.*\n:label: (\S+)", text, re.M)
+    return labels
+
+
+def test_every_exercise_has_a_label_and_is_in_the_index():
+    labels = _exercise_labels()
+    assert len(labels) >= 4 and len(labels) == len(set(labels))
+    index = (ROOT / "book" / "appendix" / "exercises.md").read_text(encoding="utf-8")
+    missing = [lab for lab in labels if f"{{ref}}`{lab}`" not in index]
+    assert not missing, f"book/appendix/exercises.md does not list {missing}"
+    from course_lib import errata
+    unknown = [e.practice for e in errata.ERRATA if e.practice and e.practice not in labels]
+    assert not unknown, f"errata point at exercises that do not exist: {unknown}"

@@ -98,6 +98,8 @@ class Erratum:
     why_zh: str
     details: Callable[[], dict] = field(default=lambda: {})
     evidence: Callable[[], object] | None = None
+    practice: str | None = None
+    """Label of an exercise that practises the right computation, if any."""
     """For an erratum without a printed number: a function returning a
     ``Table`` or text that shows the problem, computed (e.g. the error the
     source's code raises when run)."""
@@ -135,6 +137,8 @@ class Box:
             table, en, zh = self._parts(e)
             link = (f"Chapter · 章节: {{doc}}`/{e.chapter}`" if self.link_chapter
                     else "All errata · 全部勘误: {doc}`/book/appendix/errata`")
+            if e.practice:
+                link += f" · Practice · 练习: {{ref}}`{e.practice}`"
             out.append(
                 f"::::{{admonition}} Erratum · 勘误 ({e.key}): {e.title_en} · {e.title_zh}\n"
                 f":class: warning\n\n{_markdown(table)}\n"

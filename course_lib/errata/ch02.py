@@ -53,7 +53,8 @@ ERRATA = [
         "unrounded weight the product is {exact}, which rounds differently.",
         "原文用**取整后**的权重乘以状态：{rounded}。用未取整的权重，乘积为 {exact}，"
         "取整结果不同。",
-        _terms_details),
+        _terms_details,
+        practice="ch02-ex-hand"),
     Erratum(
         "ch02-context", CH02, "single_query", "context",
         "context vector rounded too early", "上下文向量过早取整",
@@ -64,7 +65,8 @@ ERRATA = [
         "原文把**已取整**的各项相加（例如 0.037 + 0.190 + 0.667），而不是用未取整的值，"
         "舍入误差在最后一位累积。不取整时 c = ({c})。由于 H 的每一列都比前一列大 0.1，"
         "且权重之和为 1，c 的每个分量恰好比前一个大 0.1。",
-        _context_details),
+        _context_details,
+        practice="ch02-ex-hand"),
     Erratum(
         "ch02-q1", CH02, "two_head", "Q1",
         "Q₁ = XW₁ multiplied wrongly", "Q₁ = XW₁ 乘错",
@@ -72,7 +74,8 @@ ERRATA = [
         "Every later step of the source's head 1 inherits this slip.",
         "第 2、3 行的第二列算错了。第 2 行第 2 列为 {expansion}。"
         "原文头 1 之后的每一步都继承了这个错误。",
-        _q1_details),
+        _q1_details,
+        practice="ch02-ex-attention"),
     Erratum(
         "ch02-scores", CH02, "two_head", "QKt1",
         "scores Q₁K₁ᵀ wrong", "分数 Q₁K₁ᵀ 错误",
@@ -94,5 +97,6 @@ ERRATA = [
         "的权重比，所以较小的权重约为 {tiny}：保留三位小数时每行都是独热的。原文的矩阵"
         "不是其中任何一行的 softmax。第 3 章说明：除以 √d_k 正是为了避免这种饱和——"
         "而当输入这么大时，仅靠它还不够。",
-        _softmax_details),
+        _softmax_details,
+        practice="ch02-ex-softmax"),
 ]
