@@ -1,7 +1,7 @@
 """How big are the famous Transformers, and where do their parameters go?
 
 Chapter 7 (``ch07_bert_gpt``) compares ViT, BERT and GPT-2 by size; chapter
-6 (``ch06_vit``) asks what a ViT forward pass costs. The published
+6 (``ch06_vit``) asks what a ViT forward pass costs, next to ResNet-50. The published
 configurations are kept here as data, each with its source.
 :func:`build_on_meta` builds the book's own model from one of them on
 PyTorch's ``meta`` device, where tensors have a shape but no storage, so even
@@ -19,6 +19,7 @@ from ._validate import check_choice, check_positive_int
 from .models.bert import BERT
 from .models.gpt import GPT
 from .models.vit import ViT
+from .resnet import ResNet
 
 __all__ = ["CONFIGS", "PUBLISHED", "build_on_meta", "count_parameters",
            "parameter_breakdown", "vit_flops"]
@@ -30,6 +31,9 @@ CONFIGS = {
                              d_model=768, num_heads=12, num_layers=12, d_ff=3072)),
     "ViT-L/16": ("vit", dict(image_size=224, patch_size=16, in_channels=3, num_classes=1000,
                              d_model=1024, num_heads=16, num_layers=24, d_ff=4096)),
+    # He et al. (2016), "Deep Residual Learning", Table 1: ResNet-50 has 3, 4, 6, 3
+    # bottleneck blocks; stride in the 3x3 convolutions as in torchvision's resnet50.
+    "ResNet-50": ("resnet", dict(blocks=(3, 4, 6, 3), num_classes=1000, in_channels=3)),
     # Devlin et al. (2019), "BERT", section 3: L = 12, H = 768, A = 12, FFN 4H;
     # vocabulary, positions and segments as in the released bert-base-uncased config.
     "BERT-base": ("bert", dict(vocab_size=30522, d_model=768, num_heads=12, num_layers=12,
@@ -40,13 +44,16 @@ CONFIGS = {
     "GPT-2 small": ("gpt", dict(vocab_size=50257, d_model=768, num_heads=12, num_layers=12,
                                 d_ff=3072, max_len=1024)),
 }
-"""Name -> (family, keyword arguments of the book's ViT / BERT / GPT)."""
+"""Name -> (family, keyword arguments of the book's ViT / ResNet / BERT / GPT)."""
 
 PUBLISHED = {
     "ViT-B/16": {"params": 86e6, "gflops": 17.6,
                  "source": "ViT paper Table 1 (86M); torchvision vit_b_16 card (17.56 GFLOPS)"},
     "ViT-L/16": {"params": 307e6, "gflops": 61.6,
                  "source": "ViT paper Table 1 (307M); torchvision vit_l_16 card (61.55 GFLOPS)"},
+    "ResNet-50": {"params": 25.6e6, "gflops": 4.1,
+                  "source": "torchvision resnet50 card (25,557,032 parameters, 4.09 GFLOPS); "
+                            "He et al. 2016 Table 1 prints 3.8e9 FLOPs for the original design"},
     "BERT-base": {"params": 110e6, "source": "BERT paper, section 3 (110M; with the 0.6M "
                                              "pooler, which the book keeps in BertClassifier)"},
     "GPT-2 small": {"params": 124e6, "source": "openai/gpt-2 README: the model the paper "
@@ -54,7 +61,7 @@ PUBLISHED = {
 }
 """The sizes the papers report, rounded as they print them."""
 
-_FAMILIES = {"vit": ViT, "bert": BERT, "gpt": GPT}
+_FAMILIES = {"vit": ViT, "resnet": ResNet, "bert": BERT, "gpt": GPT}
 
 
 def build_on_meta(name: str) -> nn.Module:

@@ -13,11 +13,14 @@ from __future__ import annotations
 from ._core import Box, Erratum, compare, compare_grid, mismatches
 from .ch02 import ERRATA as _CH02
 from .ch04 import ERRATA as _CH04
+from .ch06 import ERRATA as _CH06
+from .ch05 import ERRATA as _CH05
+from .ch07 import ERRATA as _CH07
 
 __all__ = ["Erratum", "ERRATA", "compare", "compare_grid", "mismatches", "show", "show_all"]
 
 #: Every erratum of the book, in chapter order.
-ERRATA = [*_CH02, *_CH04]
+ERRATA = [*_CH02, *_CH04, *_CH05, *_CH06, *_CH07]
 
 
 def _find(key: str) -> Erratum:

@@ -22,5 +22,8 @@ Source documents:
 from ._claim import SOURCES, Claim
 from .ch02 import SINGLE_QUERY, TWO_HEAD
 from .ch04 import PE_D4, PE_DEMO, PE_REF10, PE_TEST
+from .ch05 import TRANSLATION
+from .ch06 import VIT_PATCHES, VIT_TABLE
 
-__all__ = ["SOURCES", "Claim", "SINGLE_QUERY", "TWO_HEAD", "PE_TEST", "PE_DEMO", "PE_REF10", "PE_D4"]
+__all__ = ["SOURCES", "Claim", "SINGLE_QUERY", "TWO_HEAD", "PE_TEST", "PE_DEMO", "PE_REF10", "PE_D4", "TRANSLATION",
+           "VIT_PATCHES", "VIT_TABLE"]
