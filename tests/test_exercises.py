@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from course_lib import exercises as ex
 
@@ -17,6 +16,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import nbformat  # noqa: E402
 from solutions import gated_cells  # noqa: E402
 from toc import notebooks, pages  # noqa: E402
+from checker_kit import ERRORS, anything, assert_says, learner, raises, returns_none, stub, wrong_cases  # noqa: E402
 
 # The stored outputs are what nbval re-computes and compares on every run, so
 # checking them here checks the live verdicts too. `make solutions` re-runs them.
@@ -50,16 +50,7 @@ def _stable_softmax(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def _stub(*args):
-    raise NotImplementedError
 
-
-def _raises(*args):
-    raise ValueError("boom")
-
-
-def _none(*args):
-    return None
 
 
 def _masked_ok(x, mask):
@@ -77,25 +68,25 @@ WRONG = {
         (lambda x: np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True), r"\[large logits\] NaN.*subtract the row maximum"),
         (lambda x: _stable_softmax(x)[..., :-1], r"wrong shape"),
         (lambda x: np.exp(x - x.max()) / np.exp(x - x.max()).sum(), r"\[rows of a matrix\] wrong value at position \(0, 0\)"),
-        (_raises, r"raised ValueError: boom"),
-        (_none, r"returned None"),
-        (_stub, r"not implemented yet"),
+        (raises, r"raised ValueError: boom"),
+        (returns_none, r"returned None"),
+        (stub, r"not implemented yet"),
     ]),
     "masked": (ex.check_masked_softmax, [
         (lambda x, m: _stable_softmax(np.where(m, x, -np.inf)), r"\[a fully masked row\] NaN at position \(1, 0\)"),
         (lambda x, m: _stable_softmax(x), r"\[some keys masked\] wrong value"),
         (lambda x, m: _masked_ok(x, ~m), r"wrong value"),
         (lambda x, m: _masked_ok(x, m).T, r"transposed"),
-        (_raises, r"raised ValueError"),
-        (_none, r"returned None"),
+        (raises, r"raised ValueError"),
+        (returns_none, r"returned None"),
     ]),
     "attention": (ex.check_attention, [
         (lambda Q, K, V: (lambda w: (w @ V, w))(_stable_softmax(Q @ K.T)), r"not scaled: divide the scores by √d_k"),
         (lambda Q, K, V: _attention_ok(Q, K, V)[0], r"expected a tuple of 2 results"),
         (lambda Q, K, V: (_attention_ok(Q, K, V)[0].T, _attention_ok(Q, K, V)[1]), r"wrong shape"),
         (lambda Q, K, V: (_attention_ok(Q, K, V)[0] + 1, _attention_ok(Q, K, V)[1]), r"wrong value at position \(0, 0\)"),
-        (_raises, r"raised ValueError"),
-        (_none, r"returned None"),
+        (raises, r"raised ValueError"),
+        (returns_none, r"returned None"),
     ]),
     "hand": (lambda answer_fn: ex.check_hand_weights(answer_fn()), [
         (lambda: [0.21, 0.21, 0.58], r"without dividing by √d_k"),
@@ -106,16 +97,13 @@ WRONG = {
         (lambda: ..., r"not implemented yet"),
     ]),
 }
-WRONG_CASES = [(name, check, fn, match) for name, (check, subs) in WRONG.items() for fn, match in subs]
+WRONG_CASES = wrong_cases(WRONG)
 
 
 @pytest.mark.parametrize("name,check,fn,match", WRONG_CASES,
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(WRONG_CASES)])
 def test_wrong_submissions_get_the_right_message(name, check, fn, match):
-    verdict = check(fn)
-    assert not verdict.ok
-    assert verdict.problems
-    assert re.search(match, repr(verdict), re.M), f"{name}: {verdict!r} does not say {match!r}"
+    assert_says(check(fn), match, name)
 
 
 def test_hand_answers_are_not_given_away():
@@ -139,27 +127,18 @@ def test_passing_the_result_instead_of_the_function():
 
 
 def test_verdict_markdown_is_bilingual():
-    md = ex.check_softmax(_none)._repr_markdown_()
+    md = ex.check_softmax(returns_none)._repr_markdown_()
     assert "returned None" in md and "返回了 None" in md
 
 
-def _anything():
-    arrays = st.integers(0, 3).flatmap(lambda n: st.lists(st.integers(1, 3), min_size=n, max_size=n)).map(
-        lambda shape: np.full(shape, 0.5))
-    return st.one_of(st.none(), st.text(max_size=5), st.integers(), st.floats(), arrays,
-                     st.just(np.array([np.nan, np.inf])), st.just(object()), st.lists(st.floats(), max_size=4),
-                     st.tuples(arrays, arrays), st.just({"a": 1}))
 
 
 @settings(max_examples=40, deadline=None)
-@given(result=_anything(), error=st.sampled_from([None, ValueError, ZeroDivisionError, SystemExit, RecursionError]))
+@given(result=anything(), error=ERRORS)
 def test_no_checker_ever_raises(result, error):
-    def learner(*args):
-        if error is not None:
-            raise error("learner code failed")
-        return result
+    fn = learner(result, error)
     for check in (ex.check_softmax, ex.check_masked_softmax, ex.check_attention):
-        verdict = check(learner)
+        verdict = check(fn)
         assert isinstance(verdict, ex.Verdict) and isinstance(repr(verdict), str)
     assert isinstance(ex.check_hand_weights(result), ex.Verdict)
 

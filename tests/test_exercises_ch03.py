@@ -6,10 +6,10 @@ import re
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from course_lib import exercises as ex
 from course_lib.scratch import merge_heads, split_heads
+from checker_kit import ERRORS, anything, assert_says, learner, raises, returns_none, stub, wrong_cases  # noqa: E402
 
 D, H = ex.PARAMS_D_MODEL, ex.PARAMS_NUM_HEADS
 VAR_QK = ex.SCORE_D_K * ex.SCORE_Q_STD**2 * ex.SCORE_K_STD**2
@@ -30,16 +30,7 @@ def _scores(Q, K, h):
     return Qh @ np.swapaxes(Kh, -1, -2) / np.sqrt(Qh.shape[-1])
 
 
-def _raises(*args):
-    raise ValueError("boom")
 
-
-def _none(*args):
-    return None
-
-
-def _stub(*args):
-    raise NotImplementedError
 
 
 def _nan_like(fn):
@@ -110,9 +101,9 @@ WRONG = {
         (lambda X, h: _split(X, h) + 1, r"\[the chapter's toy, 3 heads\] wrong value at position \(0, 0, 0\): "
                                         r"got 1, expected 0"),
         (_nan_like(_split), r"NaN at position \(0, 0, 0\)"),
-        (_raises, r"raised ValueError: boom"),
-        (_none, r"returned None"),
-        (_stub, r"not implemented yet"),
+        (raises, r"raised ValueError: boom"),
+        (returns_none, r"returned None"),
+        (stub, r"not implemented yet"),
     ]),
     "merge": (ex.check_merge_heads, [
         (lambda Hs: Hs.reshape(Hs.shape[1], -1), r"reshaped without transposing first"),
@@ -120,8 +111,8 @@ WRONG = {
         (lambda Hs: Hs.transpose(1, 0, 2), r"wrong shape: got \(2, 3, 2\), expected \(2, 6\)"),
         (lambda Hs: _merge(Hs)[:, :-1], r"wrong shape"),
         (_nan_like(_merge), r"NaN at position \(0, 0\)"),
-        (_raises, r"raised ValueError: boom"),
-        (_none, r"returned None"),
+        (raises, r"raised ValueError: boom"),
+        (returns_none, r"returned None"),
     ]),
     "scores": (ex.check_head_scores, [
         (lambda Q, K, h: _scores(Q, K, h) * np.sqrt(Q.shape[1] // h) / np.sqrt(Q.shape[1]),
@@ -132,20 +123,17 @@ WRONG = {
         (lambda Q, K, h: Q @ K.T / np.sqrt(Q.shape[1]), r"wrong shape: got \(3, 5\), expected \(3, 3, 5\)"),
         (lambda Q, K, h: _split(Q, h) @ _split(K, h).T, r"raised ValueError: matmul"),
         (_nan_like(_scores), r"NaN at position \(0, 0, 0\)"),
-        (_none, r"returned None"),
-        (_stub, r"not implemented yet"),
+        (returns_none, r"returned None"),
+        (stub, r"not implemented yet"),
     ]),
 }
-WRONG_CASES = [(name, check, answer, match) for name, (check, subs) in WRONG.items() for answer, match in subs]
+WRONG_CASES = wrong_cases(WRONG)
 
 
 @pytest.mark.parametrize("name,check,answer,match", WRONG_CASES,
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(WRONG_CASES)])
 def test_wrong_submissions_get_the_right_message(name, check, answer, match):
-    verdict = check(answer)
-    assert not verdict.ok
-    assert verdict.problems
-    assert re.search(match, repr(verdict), re.M), f"{name}: {verdict!r} does not say {match!r}"
+    assert_says(check(answer), match, name)
 
 
 def test_a_right_answer_is_never_mistaken_for_a_slip():
@@ -167,25 +155,14 @@ def test_every_message_is_bilingual():
         assert re.search(r"[A-Za-z]", en) and re.search(r"[\u4e00-\u9fff]", zh)
 
 
-def _anything():
-    arrays = st.integers(0, 4).flatmap(lambda n: st.lists(st.integers(1, 4), min_size=n, max_size=n)).map(
-        lambda shape: np.full(shape, 0.5))
-    return st.one_of(st.none(), st.text(max_size=5), st.integers(), st.floats(), arrays,
-                     st.just(np.array([np.nan, np.inf])), st.just(object()), st.lists(st.floats(), max_size=4),
-                     st.tuples(arrays, arrays), st.just({"a": 1}), st.just(...), st.complex_numbers(),
-                     st.just(np.zeros((3, 2, 2), dtype=complex)), st.just(np.array(["a", "b"])))
 
 
 @settings(max_examples=40, deadline=None)
-@given(result=_anything(), error=st.sampled_from([None, ValueError, ZeroDivisionError, SystemExit,
-                                                  RecursionError, NotImplementedError, MemoryError]))
+@given(result=anything(), error=ERRORS)
 def test_no_checker_ever_raises(result, error):
-    def learner(*args):
-        if error is not None:
-            raise error("learner code failed")
-        return result
+    fn = learner(result, error)
     for check in (ex.check_split_heads, ex.check_merge_heads, ex.check_head_scores):
-        verdict = check(learner)
+        verdict = check(fn)
         assert isinstance(verdict, ex.Verdict) and isinstance(repr(verdict), str)
         assert isinstance(verdict._repr_markdown_(), str)
     for check in (ex.check_mha_params, ex.check_score_variance):

@@ -1,16 +1,15 @@
 """Chapter 4's exercise checkers judge correctly: right answers pass, typical
 mistakes get their own message, and no learner code can make a checker raise."""
 
-import re
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from course_lib import exercises as ex
 from course_lib.positional_analysis import shift_matrix
 from course_lib.scratch import sinusoidal_positional_encoding
+from checker_kit import ERRORS, anything, assert_says, learner, raises, returns_none, stub, wrong_cases  # noqa: E402
 
 
 def _pe(max_len, d_model, positions=None, power=None, swap=False):
@@ -45,16 +44,7 @@ def _hand_variant(**kw):
     return _pe(ex.PE_POS + 1, ex.PE_D_MODEL, **kw)[ex.PE_POS].round(3)
 
 
-def _raises(*args):
-    raise ValueError("boom")
 
-
-def _none(*args):
-    return None
-
-
-def _stub(*args):
-    raise NotImplementedError
 
 
 RIGHT = {
@@ -108,9 +98,9 @@ WRONG = {
         (lambda n, d: _pe(n + 1, d), r"wrong shape: got \(4, 4\), expected \(3, 4\)"),
         (lambda n, d: _pe(n, d) / (np.arange(n)[:, None] > 0), r"infinite value at position|NaN at position"),
         (lambda n, d: _pe(n, d) * np.nan, r"NaN at position \(0, 0\)"),
-        (_raises, r"raised ValueError: boom"),
-        (_none, r"returned None"),
-        (_stub, r"not implemented yet"),
+        (raises, r"raised ValueError: boom"),
+        (returns_none, r"returned None"),
+        (stub, r"not implemented yet"),
     ]),
     "shift": (ex.check_shift_matrix, [
         (lambda k, d: _shift(k, d).T, r"\[k = 1, d_model = 4\] this matrix moves k places back"),
@@ -119,21 +109,18 @@ WRONG = {
         (lambda k, d: _shift(k, d)[:-1], r"wrong shape: got \(3, 4\), expected \(4, 4\)"),
         (lambda k, d: _shift(k + 1, d), r"\[k = 1, d_model = 4\] wrong value at position \(0, 0\)"),
         (lambda k, d: np.full((d, d), np.nan), r"NaN at position \(0, 0\)"),
-        (_raises, r"raised ValueError: boom"),
-        (_none, r"returned None"),
-        (_stub, r"not implemented yet"),
+        (raises, r"raised ValueError: boom"),
+        (returns_none, r"returned None"),
+        (stub, r"not implemented yet"),
     ]),
 }
-WRONG_CASES = [(name, check, answer, match) for name, (check, subs) in WRONG.items() for answer, match in subs]
+WRONG_CASES = wrong_cases(WRONG)
 
 
 @pytest.mark.parametrize("name,check,answer,match", WRONG_CASES,
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(WRONG_CASES)])
 def test_wrong_submissions_get_the_right_message(name, check, answer, match):
-    verdict = check(answer)
-    assert not verdict.ok
-    assert verdict.problems
-    assert re.search(match, repr(verdict), re.M), f"{name}: {verdict!r} does not say {match!r}"
+    assert_says(check(answer), match, name)
 
 
 def test_k_zero_accepts_every_rotation_slip():
@@ -148,25 +135,14 @@ def test_hand_answer_is_not_given_away():
     assert f"{HAND[0]:.4g}" not in repr(verdict)
 
 
-def _anything():
-    arrays = st.integers(0, 3).flatmap(lambda n: st.lists(st.integers(1, 6), min_size=n, max_size=n)).map(
-        lambda shape: np.full(shape, 0.5))
-    return st.one_of(st.none(), st.text(max_size=5), st.integers(), st.floats(), arrays,
-                     st.just(np.array([np.nan, np.inf])), st.just(object()), st.lists(st.floats(), max_size=6),
-                     st.tuples(arrays, arrays), st.just({"a": 1}), st.just(...), st.complex_numbers(),
-                     st.just(np.eye(4, dtype=complex)), st.just(np.array(["a", "b"])))
 
 
 @settings(max_examples=40, deadline=None)
-@given(result=_anything(), error=st.sampled_from([None, ValueError, ZeroDivisionError, SystemExit,
-                                                  RecursionError, NotImplementedError, MemoryError]))
+@given(result=anything(), error=ERRORS)
 def test_no_checker_ever_raises(result, error):
-    def learner(*args):
-        if error is not None:
-            raise error("learner code failed")
-        return result
+    fn = learner(result, error)
     for check in (ex.check_positional_encoding, ex.check_shift_matrix):
-        verdict = check(learner)
+        verdict = check(fn)
         assert isinstance(verdict, ex.Verdict) and isinstance(repr(verdict), str)
         assert isinstance(verdict._repr_markdown_(), str)
     verdict = ex.check_pe_by_hand(result)

@@ -1,18 +1,17 @@
 """Chapter 6's exercise checkers: right answers pass, typical mistakes get the
 right message, and no learner code can make a checker raise."""
 
-import re
 
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from course_lib.exercises._check import Verdict
 from course_lib.exercises.ch06 import (HAND_CONFIG, check_hand_count, check_patchify,
                                        check_pos_embedding_shape)
 from course_lib.models.vit import patchify
+from checker_kit import ERRORS, anything, assert_says, learner, raises, returns_none, stub, wrong_cases  # noqa: E402
 
 
 def _right_patchify(images, P):
@@ -31,16 +30,7 @@ def _column_major(images, P):
     return x.reshape(B, -1, P * P * C)
 
 
-def _raises(*args):
-    raise ValueError("boom")
 
-
-def _none(*args):
-    return None
-
-
-def _stub(*args):
-    raise NotImplementedError
 
 
 N = (HAND_CONFIG["image_size"] // HAND_CONFIG["patch_size"]) ** 2
@@ -53,9 +43,9 @@ WRONG = {
         (_column_major, r"patches are in column order"),
         (lambda im, P: _right_patchify(im, P)[:, :-1], r"wrong shape"),
         (lambda im, P: _right_patchify(im, P) * np.nan, r"NaN at position \(0, 0, 0\)"),
-        (_raises, r"raised ValueError: boom"),
-        (_none, r"returned None"),
-        (_stub, r"not implemented yet"),
+        (raises, r"raised ValueError: boom"),
+        (returns_none, r"returned None"),
+        (stub, r"not implemented yet"),
     ]),
     "count": (lambda f: check_hand_count(f()), [
         (lambda: [N, N, PROJ], r"also sees the \[CLS\] token"),
@@ -72,18 +62,16 @@ WRONG = {
         (lambda s, p, d: (s // p + 1, d), r"whole grid"),
         (lambda s, p, d: (d, (s // p) ** 2 + 1), r"rows are positions"),
         (lambda s, p, d: ((s // p) ** 2 + 1,), r"wrong shape"),
-        (_raises, r"raised ValueError"),
-        (_none, r"returned None"),
+        (raises, r"raised ValueError"),
+        (returns_none, r"returned None"),
     ]),
 }
-CASES = [(name, check, fn, match) for name, (check, subs) in WRONG.items() for fn, match in subs]
+CASES = wrong_cases(WRONG)
 
 
 @pytest.mark.parametrize("name,check,fn,match", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_wrong_submissions_get_the_right_message(name, check, fn, match):
-    verdict = check(fn)
-    assert not verdict.ok and verdict.problems
-    assert re.search(match, repr(verdict), re.M), f"{name}: {verdict!r} does not say {match!r}"
+    assert_says(check(fn), match, name)
 
 
 def test_right_answers_pass():
@@ -96,23 +84,14 @@ def test_hand_answers_are_not_given_away():
     assert "expected" not in repr(check_hand_count([1, 2, 3]))
 
 
-def _anything():
-    arrays = st.integers(0, 3).flatmap(lambda n: st.lists(st.integers(1, 3), min_size=n, max_size=n)).map(
-        lambda shape: np.full(shape, 0.5))
-    return st.one_of(st.none(), st.text(max_size=5), st.integers(), st.floats(), arrays,
-                     st.just(np.array([np.nan, np.inf])), st.just(object()), st.lists(st.floats(), max_size=4),
-                     st.tuples(arrays, arrays), st.just({"a": 1}), st.just(...))
 
 
 @settings(max_examples=40, deadline=None)
-@given(result=_anything(), error=st.sampled_from([None, ValueError, ZeroDivisionError, SystemExit, RecursionError]))
+@given(result=anything(), error=ERRORS)
 def test_no_checker_ever_raises(result, error):
-    def learner(*args):
-        if error is not None:
-            raise error("learner code failed")
-        return result
+    fn = learner(result, error)
     for check in (check_patchify, check_pos_embedding_shape):
-        verdict = check(learner)
+        verdict = check(fn)
         assert isinstance(verdict, Verdict) and isinstance(repr(verdict), str)
     assert isinstance(check_hand_count(result), Verdict)
     assert isinstance(repr(check_hand_count(result)), str)

@@ -1,13 +1,11 @@
 """Chapter 7's checkers: right answers pass, typical mistakes get the right
 message, and no learner code can make a checker raise."""
 
-import re
 
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from course_lib.exercises._check import Verdict
 from course_lib.exercises.ch07 import (check_bert_embedding_params, check_causal_mask,
@@ -15,14 +13,9 @@ from course_lib.exercises.ch07 import (check_bert_embedding_params, check_causal
                                        reference_top_k)
 from course_lib.models import mask_tokens
 from course_lib.sizes import build_on_meta
+from checker_kit import ERRORS, anything, assert_says, learner, raises, returns_none, wrong_cases  # noqa: E402
 
 
-def _raises(*args):
-    raise ValueError("boom")
-
-
-def _none(*args):
-    return None
 
 
 def _all_mask(ids, s, a, r, m, sp):
@@ -45,8 +38,8 @@ WRONG = {
          r"expected a tuple of 2 results"),
         (lambda ids, s, a, r, m, sp: tuple(x[..., :-1] for x in reference_mlm_masking(ids, s, a, r, m, sp)),
          r"wrong shape"),
-        (_raises, r"raised ValueError: boom"),
-        (_none, r"returned None"),
+        (raises, r"raised ValueError: boom"),
+        (returns_none, r"returned None"),
     ]),
     "top_k": (check_top_k, [
         (lambda l, k, T: reference_top_k(l, k + 1, T), r"you kept 3 tokens: keep exactly the k = 2"),
@@ -54,16 +47,16 @@ WRONG = {
         (lambda l, k, T: np.exp(l) * 0 + 0.1, r"do not sum to 1|wrong value"),
         (lambda l, k, T: reference_top_k(l, k, T)[..., :-1], r"wrong shape"),
         (_nan_probs, r"NaN at position"),
-        (_raises, r"raised ValueError"),
-        (_none, r"returned None"),
+        (raises, r"raised ValueError"),
+        (returns_none, r"returned None"),
     ]),
     "causal": (check_causal_mask, [
         (lambda L: np.triu(np.ones((L, L), bool)), r"see the future"),
         (lambda L: np.tril(np.ones((L, L), bool), -1), r"the diagonal is False"),
         (lambda L: ~np.tril(np.ones((L, L), bool)), r"True and False are swapped"),
         (lambda L: np.tril(np.ones((L, L + 1), bool)), r"wrong shape"),
-        (_raises, r"raised ValueError"),
-        (_none, r"returned None"),
+        (raises, r"raised ValueError"),
+        (returns_none, r"returned None"),
     ]),
     "hand": (lambda fn: check_bert_embedding_params(fn()), [
         (lambda: 30522 * 768, r"only the token embeddings"),
@@ -75,14 +68,12 @@ WRONG = {
         (lambda: ..., r"not implemented yet"),
     ]),
 }
-CASES = [(name, check, fn, match) for name, (check, subs) in WRONG.items() for fn, match in subs]
+CASES = wrong_cases(WRONG)
 
 
 @pytest.mark.parametrize("name,check,fn,match", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_wrong_submissions_get_the_right_message(name, check, fn, match):
-    verdict = check(fn)
-    assert not verdict.ok and verdict.problems
-    assert re.search(match, repr(verdict), re.M), f"{name}: {verdict!r} does not say {match!r}"
+    assert_says(check(fn), match, name)
 
 
 def test_right_answers_pass():
@@ -118,24 +109,14 @@ def test_reference_top_k_matches_gpt_generate_filtering():
                                torch.softmax(filtered, -1).numpy(), atol=1e-6)
 
 
-def _anything():
-    arrays = st.integers(0, 3).flatmap(lambda n: st.lists(st.integers(1, 3), min_size=n, max_size=n)).map(
-        lambda shape: np.full(shape, 0.5))
-    return st.one_of(st.none(), st.text(max_size=5), st.integers(), st.floats(), arrays,
-                     st.just(np.array([np.nan, np.inf])), st.just(object()),
-                     st.lists(st.floats(), max_size=4), st.tuples(arrays, arrays), st.just({"a": 1}))
 
 
 @settings(max_examples=40, deadline=None)
-@given(result=_anything(), error=st.sampled_from([None, ValueError, ZeroDivisionError, SystemExit,
-                                                  RecursionError, KeyError]))
+@given(result=anything(), error=ERRORS)
 def test_no_checker_ever_raises(result, error):
-    def learner(*args):
-        if error is not None:
-            raise error("learner code failed")
-        return result
+    fn = learner(result, error)
     for check in (check_mlm_masking, check_top_k, check_causal_mask):
-        verdict = check(learner)
+        verdict = check(fn)
         assert isinstance(verdict, Verdict) and isinstance(repr(verdict), str)
     assert isinstance(check_bert_embedding_params(result), Verdict)
     assert isinstance(repr(check_bert_embedding_params(result)), str)

@@ -1,6 +1,5 @@
 """course_lib.text: the bilingual tokenizer and vocabulary of chapter 7."""
 
-import numpy as np
 import pytest
 
 from course_lib.text import SPECIALS, Vocab, tokenize
