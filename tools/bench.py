@@ -1,8 +1,9 @@
 """`make bench`: how long things take on this machine, printed as a table.
 
 Rows: each chapter notebook's execution (budget: 60 s on 2 cores), the book
-build, the test suite, and the speed of course_lib's multi-head attention
-relative to torch.nn.MultiheadAttention (both measured in the same run).
+build, the test suite; then the speed of course_lib's multi-head attention
+relative to torch.nn.MultiheadAttention (both measured in the same run), and
+the capstone classifier's serving latency (p50/p95) and throughput.
 Timings on shared machines are noisy; compare ratios, not absolute seconds.
 """
 
@@ -45,8 +46,8 @@ def main() -> int:
                      "ok" if ok else "OVER"))
     with tempfile.TemporaryDirectory() as out:
         rows.append(("book build (jupyter-book, all pages)",
-                     _run([sys.executable, "-m", "jupyter_book.cli.main", "build", ".", "--all",
-                           "--path-output", out]), "", ""))
+                     _run([str(Path(sys.executable).parent / "jupyter-book"), "build", ".", "--all",
+                           "-W", "-n", "--keep-going", "--path-output", out]), "", ""))
     rows.append(("test suite: unit, structure, browser (pytest tests)",
                  _run([sys.executable, "-m", "pytest", "-q", "tests"]), "", ""))
     rows.append(("test suite: notebooks (pytest --nbval)",
@@ -56,10 +57,9 @@ def main() -> int:
     print(f"{'what':<{width}}  {'seconds':>8}  {'budget':>8}  status")
     for name, s, budget, status in rows:
         print(f"{name:<{width}}  {s:8.1f}  {budget:>8}  {status}")
-    mha = ROOT / "tools" / "bench_mha.py"
-    if mha.exists():
+    for extra in ("bench_mha.py", "bench_serving.py"):  # ratios and latencies, one run each
         print()
-        subprocess.run([sys.executable, str(mha)], cwd=ROOT, check=True)
+        subprocess.run([sys.executable, str(ROOT / "tools" / extra)], cwd=ROOT, check=True)
     return 1 if over else 0
 
 

@@ -16,11 +16,12 @@ from .ch04 import ERRATA as _CH04
 from .ch06 import ERRATA as _CH06
 from .ch05 import ERRATA as _CH05
 from .ch07 import ERRATA as _CH07
+from .ch08 import ERRATA as _CH08
 
 __all__ = ["Erratum", "ERRATA", "compare", "compare_grid", "mismatches", "show", "show_all"]
 
 #: Every erratum of the book, in chapter order.
-ERRATA = [*_CH02, *_CH04, *_CH05, *_CH06, *_CH07]
+ERRATA = [*_CH02, *_CH04, *_CH05, *_CH06, *_CH07, *_CH08]
 
 
 def _find(key: str) -> Erratum:
