@@ -51,9 +51,9 @@ WRONG = {
         (returns_none, r"returned None"),
     ]),
     "causal": (check_causal_mask, [
-        (lambda L: np.triu(np.ones((L, L), bool)), r"see the future"),
-        (lambda L: np.tril(np.ones((L, L), bool), -1), r"the diagonal is False"),
-        (lambda L: ~np.tril(np.ones((L, L), bool)), r"True and False are swapped"),
+        (lambda L: np.triu(np.ones((L, L), bool)), r"the mask is transposed"),
+        (lambda L: np.tril(np.ones((L, L), bool), -1), r"off by one: the diagonal must be True"),
+        (lambda L: ~np.tril(np.ones((L, L), bool)), r"your mask is inverted"),
         (lambda L: np.tril(np.ones((L, L + 1), bool)), r"wrong shape"),
         (raises, r"raised ValueError"),
         (returns_none, r"returned None"),

@@ -57,6 +57,8 @@ def run_notebook(ipynb: Path) -> list[tuple[str, str, object]]:
                 value = _exec_cell(cell.source, namespace)
             if id(cell) in gated:
                 results.append((*gated[id(cell)], value))
+            if "matplotlib.pyplot" in sys.modules:   # figures are not needed here
+                sys.modules["matplotlib.pyplot"].close("all")
     finally:
         os.chdir(cwd)
     return results

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Case", "Verdict", "run_checker", "compare"]
+__all__ = ["Case", "Verdict", "run_checker", "check_by_hand", "compare", "recognise", "same"]
 
 TIMEOUT_S = 5.0
 
@@ -237,3 +237,45 @@ def run_checker(exercise: str, fn, cases: list[Case], timeout: float = TIMEOUT_S
         return Verdict(exercise, False, 0, len(cases), [(
             f"the checker could not judge this answer ({type(e).__name__}); check its type",
             f"检查器无法判断这个答案（{type(e).__name__}）；请检查返回值的类型")])
+
+
+def check_by_hand(exercise: str, answer, case: Case) -> Verdict:
+    """Judge a number (or numbers) the learner computed by hand against ``case``.
+
+    ``answer`` is the value itself, not a function; ``...`` (Ellipsis), the
+    stub of a by-hand exercise, means "not answered yet".
+    """
+    def submitted():
+        if answer is Ellipsis:
+            raise NotImplementedError
+        return answer
+    return run_checker(exercise, submitted, [case])
+
+
+def same(got, ref, atol: float) -> bool:
+    """``got`` has ``ref``'s shape and values (no broadcasting, never raises)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # e.g. complex answers: compare() reports them
+            arr = np.asarray(got, dtype=float)
+            ref = np.asarray(ref, dtype=float)
+            return arr.shape == ref.shape and bool(np.allclose(arr, ref, atol=atol))
+    except Exception:
+        return False
+
+
+def recognise(expected, mistakes, atol: float = 1e-6):
+    """A ``diagnose`` function: the first mistake ``got`` reproduces, unless it is right.
+
+    Args:
+        expected: the right answer (a right answer is never diagnosed).
+        mistakes: ``[(wrong_answer, en, zh)]``, tried in order.
+    """
+    def diagnose(got):
+        if same(got, expected, atol):
+            return None
+        for wrong, en, zh in mistakes:
+            if same(got, wrong, atol):
+                return (en, zh)
+        return None
+    return diagnose

@@ -14,8 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..scratch.attention import softmax
-from ._check import Case, Verdict, run_checker
-from .ch03 import _recognise, _same
+from ._check import Case, Verdict, check_by_hand, recognise, run_checker, same
 
 __all__ = ["GRAD_W", "GRAD_X", "ACC_PRED", "ACC_TARGET", "check_gradient_factor",
            "check_additive_scores", "check_accuracy_by_length"]
@@ -96,15 +95,11 @@ def check_gradient_factor(value) -> Verdict:
     case = Case(f"∂h_{T}/∂h_1, w = {GRAD_W:g}", f"∂h_{T}/∂h_1，w = {GRAD_W:g}", (), expected,
                 "first compute the states h_1 … h_T, then multiply w (1 − h_t²) for t = 2 … T",
                 "先算出状态 h_1 … h_T，再把 t = 2 … T 的 w (1 − h_t²) 相乘",
-                diagnose=_recognise(expected, [(np.array(w), en, zh) for w, en, zh in mistakes],
+                diagnose=recognise(expected, [(np.array(w), en, zh) for w, en, zh in mistakes],
                                     atol=0.005),
                 atol=0.005, reveal=False)
 
-    def answer():
-        if value is Ellipsis:
-            raise NotImplementedError
-        return value
-    return run_checker("gradient through the RNN by hand · 手算穿过 RNN 的梯度", answer, [case])
+    return check_by_hand("gradient through the RNN by hand · 手算穿过 RNN 的梯度", value, case)
 
 
 # --- additive scores --------------------------------------------------------------------------
@@ -151,14 +146,14 @@ def _score_mistakes(s, H, W_s, W_h, v):
 
 def _scores_diagnosis(s, H, W_s, W_h, v):
     L, d_a = H.shape[0], W_h.shape[1]
-    recognise = _recognise(_scores(s, H, W_s, W_h, v), _score_mistakes(s, H, W_s, W_h, v))
+    known_slip = recognise(_scores(s, H, W_s, W_h, v), _score_mistakes(s, H, W_s, W_h, v))
 
     def diagnose(got):
         if np.shape(got) == (L, d_a):
             return (f"wrong shape: got {np.shape(got)} = (L, d_a): take the dot product with v to get "
                     "one score per encoder state",
                     f"形状错误：得到 {np.shape(got)} = (L, d_a)：再与 v 做点积，才是每个编码器状态一个分数")
-        return recognise(got)
+        return known_slip(got)
     return diagnose
 
 
@@ -251,24 +246,24 @@ def _accuracy_diagnosis(pred, target):
         (100 * right, "these are percentages: return fractions between 0 and 1",
          "这是百分数：应返回 0 到 1 之间的比例"),
     ]
-    recognise_acc = _recognise(right, mistakes)
+    recognise_acc = recognise(right, mistakes)
 
     def diagnose(got):
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             return None
         got_len, got_acc = got
-        if _same(got_len, right, 1e-6) and _same(got_acc, lengths, 1e-6):
+        if same(got_len, right, 1e-6) and same(got_acc, lengths, 1e-6):
             return ("the two results are swapped: return (lengths, accuracy)",
                     "两个结果的顺序反了：应返回 (lengths, accuracy)")
-        if _same(got_len, lengths + 1, 1e-6):
+        if same(got_len, lengths + 1, 1e-6):
             return ("the lengths are one too long: <eos> is not a letter, so a row's length is the "
                     "number of letters before <eos>",
                     "长度多了 1：<eos> 不是字母，一行的长度是 <eos> 之前的字母数")
-        if _same(got_len, lengths - 1, 1e-6):
+        if same(got_len, lengths - 1, 1e-6):
             return ("the lengths are one too short: a row's length is the number of letters before "
                     "<eos>, which is the index of <eos>",
                     "长度少了 1：一行的长度是 <eos> 之前的字母数，也就是 <eos> 的下标")
-        if _same(got_len, lengths, 1e-6):
+        if same(got_len, lengths, 1e-6):
             return recognise_acc(got_acc)
         return None
     return diagnose

@@ -9,13 +9,12 @@ biases or W^O) are recognised and named.
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
 from ..scratch.attention import attention_scores
 from ..scratch.multihead import merge_heads, split_heads
-from ._check import Case, Verdict, run_checker
+from ._check import Case, Verdict, check_by_hand, recognise, run_checker
 
 __all__ = ["PARAMS_D_MODEL", "PARAMS_NUM_HEADS", "SCORE_D_K", "SCORE_Q_STD", "SCORE_K_STD",
            "check_mha_params", "check_score_variance", "check_split_heads", "check_merge_heads",
@@ -29,35 +28,6 @@ PARAMS_NUM_HEADS = 8
 SCORE_D_K = 32
 SCORE_Q_STD = 2.0
 SCORE_K_STD = 1.0
-
-
-def _same(got, ref, atol: float) -> bool:
-    """``got`` has ``ref``'s shape and values (no broadcasting, never raises)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")   # e.g. complex answers: compare() reports them
-            arr = np.asarray(got, dtype=float)
-            ref = np.asarray(ref, dtype=float)
-            return arr.shape == ref.shape and bool(np.allclose(arr, ref, atol=atol))
-    except Exception:
-        return False
-
-
-def _recognise(expected, mistakes, atol: float = 1e-6):
-    """A ``diagnose`` function: the first mistake ``got`` reproduces, unless it is right.
-
-    Args:
-        expected: the right answer (a right answer is never diagnosed).
-        mistakes: ``[(wrong_answer, en, zh)]``, tried in order.
-    """
-    def diagnose(got):
-        if _same(got, expected, atol):
-            return None
-        for wrong, en, zh in mistakes:
-            if _same(got, wrong, atol):
-                return (en, zh)
-        return None
-    return diagnose
 
 
 def check_mha_params(n_params) -> Verdict:
@@ -90,15 +60,11 @@ def check_mha_params(n_params) -> Verdict:
     case = Case(f"d_model = {d}, num_heads = {h}", f"d_model = {d}，头数 = {h}", (), expected,
                 "count the weights and the biases of W^Q, W^K, W^V and W^O",
                 "数一数 W^Q、W^K、W^V、W^O 的权重和偏置",
-                diagnose=_recognise(expected, [(np.array(float(w)), en, zh) for w, en, zh in mistakes],
+                diagnose=recognise(expected, [(np.array(float(w)), en, zh) for w, en, zh in mistakes],
                                     atol=0.5),
                 atol=0.5, reveal=False)
 
-    def answer():
-        if n_params is Ellipsis:
-            raise NotImplementedError
-        return n_params
-    return run_checker("parameters by hand · 手算参数量", answer, [case])
+    return check_by_hand("parameters by hand · 手算参数量", n_params, case)
 
 
 def check_score_variance(variances) -> Verdict:
@@ -132,13 +98,9 @@ def check_score_variance(variances) -> Verdict:
     case = Case("the two variances", "两个方差", (), expected,
                 "Var(q·k) is the sum of d_k variances Var(q_i k_i) = Var(q_i)·Var(k_i)",
                 "Var(q·k) 是 d_k 个方差 Var(q_i k_i) = Var(q_i)·Var(k_i) 之和",
-                diagnose=_recognise(expected, mistakes, atol=0.05), atol=0.05, reveal=False)
+                diagnose=recognise(expected, mistakes, atol=0.05), atol=0.05, reveal=False)
 
-    def answer():
-        if variances is Ellipsis:
-            raise NotImplementedError
-        return variances
-    return run_checker("variance of the scores by hand · 手算分数的方差", answer, [case])
+    return check_by_hand("variance of the scores by hand · 手算分数的方差", variances, case)
 
 
 def _features(L: int, d_model: int) -> np.ndarray:
@@ -172,7 +134,7 @@ def _split_mistakes(X, h):
     ]
 
 
-def _split_shape_diagnosis(X, h, recognise):
+def _split_shape_diagnosis(X, h, known_slip):
     L, d_model = X.shape
 
     def diagnose(got):
@@ -181,7 +143,7 @@ def _split_shape_diagnosis(X, h, recognise):
             return (f"wrong shape: got {arr.shape} = (L, num_heads, d_k); transpose to move the head "
                     "axis to the front",
                     f"形状错误：得到 {arr.shape} = (L, num_heads, d_k)；需要转置，把头的轴移到最前面")
-        return recognise(got)
+        return known_slip(got)
     return diagnose
 
 
@@ -204,11 +166,11 @@ def check_split_heads(fn) -> Verdict:
     cases = []
     for en, zh, X, h in inputs:
         expected = split_heads(X, h)
-        recognise = _recognise(expected, _split_mistakes(X, h))
+        known_slip = recognise(expected, _split_mistakes(X, h))
         cases.append(Case(en, zh, (X, h), expected,
                           "head i holds features i·d_k … (i+1)·d_k − 1 of every position",
                           "第 i 个头包含每个位置的特征 i·d_k … (i+1)·d_k − 1",
-                          diagnose=_split_shape_diagnosis(X, h, recognise)))
+                          diagnose=_split_shape_diagnosis(X, h, known_slip)))
     return run_checker("split_heads · 拆分多头", fn, cases)
 
 
@@ -245,7 +207,7 @@ def check_merge_heads(fn) -> Verdict:
         cases.append(Case(en, zh, (H,), expected,
                           "merging undoes split_heads: transpose, then reshape",
                           "合并是 split_heads 的逆操作：先转置，再 reshape",
-                          diagnose=_recognise(expected, mistakes)))
+                          diagnose=recognise(expected, mistakes)))
     return run_checker("merge_heads · 合并多头", fn, cases)
 
 
@@ -284,5 +246,5 @@ def check_head_scores(fn) -> Verdict:
         cases.append(Case(en, zh, (Q, K, h), expected,
                           "split Q and K into heads, then Q_h @ swapaxes(K_h, -1, -2) / √d_k",
                           "先把 Q、K 拆成多头，再算 Q_h @ swapaxes(K_h, -1, -2) / √d_k",
-                          diagnose=_recognise(expected, mistakes)))
+                          diagnose=recognise(expected, mistakes)))
     return run_checker("scores of all heads · 所有头的分数", fn, cases)

@@ -13,8 +13,7 @@ import numpy as np
 
 from ..positional_analysis import shift_matrix
 from ..scratch.positional import sinusoidal_positional_encoding
-from ._check import Case, Verdict, run_checker
-from .ch03 import _recognise
+from ._check import Case, Verdict, check_by_hand, recognise, run_checker
 
 __all__ = ["PE_POS", "PE_D_MODEL", "check_pe_by_hand", "check_positional_encoding",
            "check_shift_matrix"]
@@ -80,13 +79,9 @@ def check_pe_by_hand(values) -> Verdict:
     case = Case(f"PE({PE_POS}), d_model = {d}", f"PE({PE_POS})，d_model = {d}", (), expected,
                 "angle = pos / 10000^(2i/d_model); sin in column 2i, cos in column 2i + 1",
                 "角度 = pos / 10000^(2i/d_model)；第 2i 列取 sin，第 2i + 1 列取 cos",
-                diagnose=_recognise(expected, mistakes, atol=0.0015), atol=0.0015, reveal=False)
+                diagnose=recognise(expected, mistakes, atol=0.0015), atol=0.0015, reveal=False)
 
-    def answer():
-        if values is Ellipsis:
-            raise NotImplementedError
-        return values
-    return run_checker("PE by hand · 手算位置编码", answer, [case])
+    return check_by_hand("PE by hand · 手算位置编码", values, case)
 
 
 def check_positional_encoding(fn) -> Verdict:
@@ -122,7 +117,7 @@ def check_positional_encoding(fn) -> Verdict:
         cases.append(Case(en, zh, (max_len, d), expected,
                           "rows are positions 0 … max_len − 1; angle = pos / 10000^(2i/d_model)",
                           "行是位置 0 … max_len − 1；角度 = pos / 10000^(2i/d_model)",
-                          diagnose=_recognise(expected, mistakes)))
+                          diagnose=recognise(expected, mistakes)))
     return run_checker("sinusoidal positional encoding · 正弦位置编码", fn, cases)
 
 
@@ -166,5 +161,5 @@ def check_shift_matrix(fn) -> Verdict:
         cases.append(Case(en, zh, (k, d), expected,
                           "one 2 × 2 rotation block per pair of columns, zeros elsewhere",
                           "每对列一个 2 × 2 旋转块，其余为 0",
-                          diagnose=_recognise(expected, mistakes)))
+                          diagnose=recognise(expected, mistakes)))
     return run_checker("the shift matrix R_k · 平移矩阵 R_k", fn, cases)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._check import Case, Verdict, run_checker
+from ._check import Case, Verdict, check_by_hand, run_checker
 
 __all__ = ["HAND_CONFIG", "check_patchify", "check_hand_count", "check_pos_embedding_shape"]
 
@@ -116,16 +116,12 @@ def check_hand_count(answer) -> Verdict:
                     "这是每边的块数；N 是整个网格的块数")
         return None
 
-    def answered():
-        if answer is Ellipsis:
-            raise NotImplementedError
-        return answer
     case = Case("384 × 384 RGB, 16 × 16 patches, d_model = 768",
                 "384 × 384 RGB，16 × 16 的块，d_model = 768", (), expected,
                 "N = (384/16)², then add [CLS]; the projection is a (P·P·C) → d_model linear layer",
                 "N = (384/16)²，再加上 [CLS]；投影是 (P·P·C) → d_model 的线性层",
                 diagnose=typical, atol=0.5, reveal=False)
-    return run_checker("counting by hand · 手算计数", answered, [case])
+    return check_by_hand("counting by hand · 手算计数", answer, case)
 
 
 def check_pos_embedding_shape(fn) -> Verdict:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..efficient_attention import local_window_mask
 from ..text import tokenize
-from ._check import Case, Verdict, run_checker
+from ._check import Case, Verdict, check_by_hand, run_checker
 
 __all__ = ["INT8_D_IN", "INT8_D_OUT", "check_tokenizer", "check_int8_size",
            "check_local_window_mask"]
@@ -113,15 +113,12 @@ def check_int8_size(answer) -> Verdict:
                     "int8 每个权重占 1 字节，与 float32 不同")
         return None
 
-    def answer_fn():
-        if answer is Ellipsis:
-            raise NotImplementedError
-        return tuple(answer) if isinstance(answer, (list, tuple)) else answer
-
     case = Case(f"a {INT8_D_IN} × {INT8_D_OUT} weight matrix", f"{INT8_D_IN} × {INT8_D_OUT} 的权重矩阵",
                 (), expected, "bytes = number of weights × bytes per weight",
                 "字节数 = 权重个数 × 每个权重的字节数", diagnose=diagnose, atol=0.5, reveal=False)
-    return run_checker("int8 size by hand · 手算 int8 大小", answer_fn, [case])
+    if isinstance(answer, list):
+        answer = tuple(answer)
+    return check_by_hand("int8 size by hand · 手算 int8 大小", answer, case)
 
 
 def check_local_window_mask(fn) -> Verdict:
