@@ -1,0 +1,286 @@
+"""Outputs that hold on every learner's CPU: seeds, bands and checkpoints.
+
+The rule of the book (CONTRIBUTING.md, *Reproducible on every CPU*):
+
+1. **Exact where the arithmetic is exact.** Forward computations on fixed
+   inputs, evaluated in float64, print the same digits on every CPU; nbval
+   compares them character for character.
+2. **Checkpoints for trained models.** Training amplifies the last-bit
+   differences between kernel paths (AVX-512, AVX2, plain C, ARM NEON,
+   1 or many threads) into different weights. So every result the book
+   prints about a trained model comes from weights that ``make train``
+   wrote once (:func:`save_checkpoint`) and the notebook loads
+   (:func:`load_checkpoint`), with their provenance beside them.
+3. **Bands for numbers that depend on the machine.** The notebook still runs
+   its training loop, live. What that run prints (a loss, a held-out
+   accuracy) is printed by :func:`band`, which asserts the value lies in a
+   stated interval and prints ``label: ⟨value⟩ ✓ band [lo, hi]``. The test
+   suite's nbval sanitizer masks the number between ``⟨ ⟩`` and nothing
+   else, and ``tests/book`` checks that every masked number sits in a cell
+   that calls :func:`band`.
+
+Used from chapter 1 on; chapter 1 explains it to the reader.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import math
+import numbers
+import os
+import platform
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .data import checkpoint_dir
+
+__all__ = ["BAND_OPEN", "BAND_CLOSE", "BAND_MARK", "setup", "band", "band_for", "threads",
+           "Recipe", "recipe", "RECIPES", "save_checkpoint", "load_checkpoint", "checkpoint_meta",
+           "sha256"]
+
+BAND_OPEN, BAND_CLOSE = "⟨", "⟩"
+#: The text that follows a banded number; the nbval sanitizer keys on it.
+BAND_MARK = "✓ band"
+
+DEFAULT_THREADS = 2
+
+
+def threads() -> int:
+    """torch's intra-op threads for this run: ``OMP_NUM_THREADS`` if set, else 2."""
+    raw = os.environ.get("OMP_NUM_THREADS", "")
+    try:
+        n = int(raw)
+    except ValueError:
+        return DEFAULT_THREADS
+    return n if n > 0 else DEFAULT_THREADS
+
+
+def setup(seed: int = 0) -> int:
+    """Seed Python, NumPy and PyTorch, and set torch's thread count.
+
+    Call it once at the top of a notebook that uses torch. The thread count
+    follows ``OMP_NUM_THREADS`` (2 by default), so ``make test-portable``
+    can run the same notebook on 1 and on several threads.
+
+    Args:
+        seed: a non-negative integer.
+
+    Returns:
+        The number of threads torch will use.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise TypeError(f"seed must be a non-negative integer, got {seed!r}")
+    import torch
+
+    random.seed(int(seed))
+    np.random.seed(int(seed))
+    torch.manual_seed(int(seed))
+    n = threads()
+    torch.set_num_threads(n)
+    return n
+
+
+def _number(value, name: str) -> float:
+    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return value
+
+
+def band(label: str, value, lo, hi, *, digits: int = 3, unit: str = "") -> float:
+    """Print a machine-dependent number with its checked band; fail outside it.
+
+    Prints ``label: ⟨value⟩ ✓ band [lo, hi]`` and returns ``value``. If the
+    value lies outside ``[lo, hi]`` it raises ``AssertionError`` in both
+    languages, so the notebook cell, and therefore ``make test``, fails.
+
+    Args:
+        label: what the number is, in both languages.
+        value: a finite real number (a Python float, a NumPy or 0-d torch scalar).
+        lo, hi: the band's ends, ``lo <= hi``.
+        digits: decimals printed for the value and the band.
+        unit: printed after the value and each end (e.g. ``"%"``).
+    """
+    if not isinstance(label, str) or not label.strip():
+        raise TypeError("label must be a non-empty string")
+    value = _number(value, "value")
+    lo, hi = _number(lo, "lo"), _number(hi, "hi")
+    if lo > hi:
+        raise ValueError(f"lo must be <= hi, got lo={lo}, hi={hi}")
+    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or not 0 <= digits <= 12:
+        raise TypeError(f"digits must be an integer from 0 to 12, got {digits!r}")
+    if not isinstance(unit, str):
+        raise TypeError(f"unit must be a string, got {type(unit).__name__}")
+    f = f"{{:.{int(digits)}f}}{unit}"
+    if not lo <= value <= hi:
+        raise AssertionError(
+            f"{label}: {f.format(value)} is outside its band [{f.format(lo)}, {f.format(hi)}]; "
+            f"this run is not what the book describes · 超出了预期区间，本次运行与书中描述不符")
+    print(f"{label}: {BAND_OPEN}{f.format(value)}{BAND_CLOSE} {BAND_MARK} "
+          f"[{f.format(lo)}, {f.format(hi)}]", flush=True)
+    return value
+
+
+def band_for(label: str, value, reference, *, rel: float = 0.0, abs: float = 0.0,
+             digits: int = 3, unit: str = "") -> float:
+    """:func:`band` around a reference value: ``[ref - tol, ref + tol]``, ``tol = abs + rel·|ref|``."""
+    reference = _number(reference, "reference")
+    rel, abs_ = _number(rel, "rel"), _number(abs, "abs")
+    if rel < 0 or abs_ < 0 or rel == abs_ == 0:
+        raise ValueError("rel and abs must be >= 0, and not both 0")
+    tol = abs_ + rel * math.fabs(reference)
+    return band(label, value, reference - tol, reference + tol, digits=digits, unit=unit)
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+def sha256(path) -> str:
+    """Hex SHA-256 of a file."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _check_name(name) -> str:
+    if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_" for c in name):
+        raise ValueError(f"name must be a non-empty string of letters, digits, '-' and '_', got {name!r}")
+    return name
+
+
+@dataclass
+class Recipe:
+    """How ``make train`` makes one checkpoint.
+
+    Attributes:
+        name: the checkpoint's file name (``data/checkpoints/<name>.*``).
+        chapter: the chapter that loads it, e.g. ``"ch01"``.
+        fn: ``() -> dict`` with keys ``model`` (trained from a fixed seed),
+            ``metrics`` (held-out metrics, name -> float) and optionally
+            ``curve`` (the logged training loss, step -> float, which the
+            notebook's live run is banded against) and ``config``.
+        tolerance: per metric, how far a retraining on another CPU may land
+            from the stored value (absolute); ``tests`` retrain and check it.
+        data: one line saying what the model was trained and evaluated on.
+    """
+
+    name: str
+    chapter: str
+    fn: Callable
+    tolerance: dict = field(default_factory=dict)
+    data: str = ""
+
+
+#: Every recipe, by name; filled by :func:`recipe` when a lab module is imported.
+RECIPES: dict[str, Recipe] = {}
+
+
+def recipe(name: str, *, chapter: str, tolerance: dict, data: str):
+    """Decorator: register a training function as the recipe of checkpoint ``name``."""
+    _check_name(name)
+    if not isinstance(tolerance, dict) or not tolerance:
+        raise ValueError("tolerance must be a non-empty dict: metric -> absolute tolerance")
+
+    def wrap(fn):
+        RECIPES[name] = Recipe(name, chapter, fn, dict(tolerance), data)
+        return fn
+    return wrap
+
+
+def save_checkpoint(name: str, model, *, metrics: dict, config: dict | None = None, curve: dict | None = None,
+                    recipe: Recipe | None = None, directory=None) -> Path:
+    """Write ``model``'s weights to ``<name>.safetensors`` and its provenance to ``<name>.json``.
+
+    The JSON records the metrics, the configuration, the recipe, the
+    versions and CPU path that trained it, the date and the weights' SHA-256.
+    Returns the path of the ``.safetensors`` file.
+    """
+    import torch
+    from safetensors.torch import save_file
+
+    _check_name(name)
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    folder = Path(directory) if directory is not None else checkpoint_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().contiguous().clone() for k, v in model.state_dict().items()}
+    path = folder / f"{name}.safetensors"
+    save_file(state, str(path), metadata={"name": name})
+    meta = {
+        "name": name,
+        "chapter": recipe.chapter if recipe else None,
+        "data": recipe.data if recipe else None,
+        "tolerance": recipe.tolerance if recipe else None,
+        "remake": f"make train NAMES={name}",
+        "metrics": {k: float(v) for k, v in metrics.items()},
+        "config": config or {},
+        "curve": {str(int(k)): float(v) for k, v in (curve or {}).items()},
+        "parameters": int(sum(v.numel() for v in state.values())),
+        "trained_with": {
+            "torch": torch.__version__,
+            "python": platform.python_version(),
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "machine": platform.machine(),
+            "threads": torch.get_num_threads(),
+        },
+        "date": _dt.date.today().isoformat(),
+        "sha256": sha256(path),
+    }
+    path.with_suffix(".json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def checkpoint_meta(name: str, directory=None) -> dict:
+    """The provenance JSON of checkpoint ``name``."""
+    _check_name(name)
+    folder = Path(directory) if directory is not None else checkpoint_dir()
+    path = folder / f"{name}.json"
+    if not path.exists():
+        raise FileNotFoundError(f"no checkpoint named {name!r} in {folder}; run `make train NAMES={name}`")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def load_checkpoint(name: str, model, *, directory=None, dtype=None):
+    """Load checkpoint ``name`` into ``model`` (strict: every key and shape) and return its provenance.
+
+    The file's SHA-256 is checked against the JSON first, so a stale or
+    damaged file fails loudly. ``dtype`` (e.g. ``torch.float64``) converts
+    the model after loading: evaluation in float64 prints the same digits on
+    every CPU. The model is left in ``eval()`` mode.
+    """
+    import torch
+    from safetensors.torch import load_file
+
+    meta = checkpoint_meta(name, directory)
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    folder = Path(directory) if directory is not None else checkpoint_dir()
+    path = folder / f"{name}.safetensors"
+    digest = sha256(path)
+    if digest != meta["sha256"]:
+        raise ValueError(f"{path.name} does not match its provenance (sha256 {digest[:12]}… "
+                         f"!= {meta['sha256'][:12]}…); run `make train NAMES={name}`")
+    state = load_file(str(path))
+    own = model.state_dict()
+    missing, extra = sorted(set(own) - set(state)), sorted(set(state) - set(own))
+    if missing or extra:
+        raise ValueError(f"checkpoint {name!r} does not fit this model: missing {missing[:3]}, unexpected {extra[:3]}")
+    for k, v in state.items():
+        if tuple(v.shape) != tuple(own[k].shape):
+            raise ValueError(f"checkpoint {name!r}: {k} has shape {tuple(v.shape)}, the model wants {tuple(own[k].shape)}")
+    model.load_state_dict(state, strict=True)
+    if dtype is not None:
+        model.to(dtype)
+    model.eval()
+    return meta

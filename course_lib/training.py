@@ -1,0 +1,148 @@
+"""The book's one training loop.
+
+Every model the book trains, in a notebook or in ``make train``, goes
+through :func:`train`: chapters 1, 3, 4, 5, 6, 7 and 8 call it with their own
+batches and loss. It is Adam (or AdamW) with optional warm-up or any
+learning-rate schedule, gradient-norm clipping, and a progress line every
+``log_every`` steps.
+
+A live run in a notebook is not bit-identical on every CPU (see
+``course_lib.repro``). So in a notebook the progress lines are printed as
+*bands* around the curve that ``make train`` recorded in the checkpoint's
+provenance (``reference=``): the cell fails if the loss strays, and nbval
+compares everything except the banded number.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from ._validate import check_choice, check_positive_int, check_positive_number
+from .repro import band_for
+
+__all__ = ["train", "OPTIMIZERS"]
+
+OPTIMIZERS = ("adam", "adamw")
+
+
+def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: int, lr, *,
+          optimizer: str = "adam", weight_decay: float = 0.0, seed: int = 0, clip: float | None = 1.0,
+          warmup: int = 0, log_every: int | None = None, log_decimals: int = 3, name: str = "",
+          reference: dict | None = None, rel: float = 0.25,
+          on_step: Callable | None = None) -> list[float]:
+    """Train ``model``: the book's one training loop.
+
+    Step ``s`` (``0 … steps-1``) computes ``loss_fn(model, batches_fn(s))``,
+    back-propagates, clips the gradient norm to ``clip`` and updates.
+
+    Args:
+        model: a ``torch.nn.Module``; left in ``eval()`` mode at the end.
+        batches_fn: ``step -> batch``; it must depend only on the step (seeded).
+        loss_fn: ``(model, batch) -> scalar tensor``.
+        steps: number of updates.
+        lr: the peak learning rate (a positive number), or a schedule
+            ``step -> learning rate`` (e.g. chapter 5's ``noam_lr``).
+        optimizer: ``"adam"`` or ``"adamw"``.
+        weight_decay: AdamW's decoupled weight decay (``optimizer="adamw"``).
+        seed: seeds PyTorch's global generator (dropout, …) before training.
+        clip: maximal gradient norm, or None for no clipping.
+        warmup: steps of linear warm-up to a constant ``lr`` (number ``lr`` only).
+        log_every: one progress line every this many steps (and at the last
+            step) with the mean loss since the previous line; None: silent.
+        log_decimals: decimals of the logged loss.
+        name: prefix of the progress lines.
+        reference: the curve ``make train`` recorded, ``{step: mean loss}``
+            (``checkpoint_meta(name)["curve"]``; keys may be strings). When
+            given, each progress line is a :func:`course_lib.repro.band` of
+            relative width ``rel`` around it, and a loss outside fails.
+        rel: relative half-width of those bands.
+        on_step: called as ``on_step(step, loss)`` after each update.
+
+    Returns:
+        The loss of every step, ``steps`` floats.
+    """
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    for fn_name, fn in (("batches_fn", batches_fn), ("loss_fn", loss_fn)):
+        if not callable(fn):
+            raise TypeError(f"{fn_name} must be callable, got {type(fn).__name__}")
+    if on_step is not None and not callable(on_step):
+        raise TypeError(f"on_step must be callable or None, got {type(on_step).__name__}")
+    steps = check_positive_int(steps, "steps")
+    schedule = lr if callable(lr) else None
+    if schedule is None:
+        lr = check_positive_number(lr, "lr")
+    check_choice(optimizer, "optimizer", OPTIMIZERS)
+    if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float)) or weight_decay < 0:
+        raise ValueError(f"weight_decay must be a number >= 0, got {weight_decay!r}")
+    if clip is not None:
+        clip = check_positive_number(clip, "clip")
+    warmup = check_positive_int(warmup, "warmup", minimum=0)
+    if log_every is not None:
+        log_every = check_positive_int(log_every, "log_every")
+    log_decimals = check_positive_int(log_decimals, "log_decimals", minimum=0)
+    if reference is not None:
+        if not isinstance(reference, dict):
+            raise TypeError(f"reference must be a dict step -> loss, got {type(reference).__name__}")
+        reference = {int(k): float(v) for k, v in reference.items()}
+        if log_every is None:
+            raise ValueError("reference needs log_every: the bands are checked on the progress lines")
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise ValueError("model has no trainable parameters")
+
+    torch.manual_seed(check_positive_int(seed, "seed", minimum=0))
+    opt_cls = torch.optim.AdamW if optimizer == "adamw" else torch.optim.Adam
+    opt = opt_cls(params, lr=schedule(0) if schedule else lr, weight_decay=float(weight_decay))
+    model.train()
+    losses, since = [], 0
+    prefix = f"{name} · " if name else ""
+    width = len(str(steps))
+    for step in range(steps):
+        for group in opt.param_groups:
+            if schedule is not None:
+                group["lr"] = float(schedule(step))
+            else:
+                group["lr"] = lr * min(1.0, (step + 1) / warmup) if warmup else lr
+        loss = loss_fn(model, batches_fn(step))
+        if not isinstance(loss, torch.Tensor) or loss.ndim != 0:
+            raise TypeError("loss_fn must return a scalar tensor")
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(params, clip)
+        opt.step()
+        losses.append(float(loss.detach()))
+        if on_step is not None:
+            on_step(step, losses[-1])
+        if log_every is not None and ((step + 1) % log_every == 0 or step + 1 == steps):
+            window = losses[since:]
+            mean = sum(window) / len(window)
+            label = f"{prefix}step {step + 1:>{width}}/{steps} · loss"
+            if reference is not None:
+                if step + 1 not in reference:
+                    raise ValueError(f"reference has no loss for step {step + 1}: it must come from a run "
+                                     f"with the same steps and log_every")
+                band_for(label, mean, reference[step + 1], rel=rel, digits=log_decimals)
+            else:
+                print(f"{label} {mean:.{log_decimals}f}", flush=True)
+            since = len(losses)
+    model.eval()
+    return losses
+
+
+def logged_curve(losses, log_every: int) -> dict[int, float]:
+    """The mean losses :func:`train` prints, ``{step: mean}``: what a checkpoint records as its curve."""
+    log_every = check_positive_int(log_every, "log_every")
+    out, since = {}, 0
+    for step in range(1, len(losses) + 1):
+        if step % log_every == 0 or step == len(losses):
+            window = losses[since:step]
+            out[step] = sum(window) / len(window)
+            since = step
+    return out
+
+
+__all__.append("logged_curve")
