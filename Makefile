@@ -15,11 +15,16 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: book test serve lab sync vendor venv bench solutions clean help
+.PHONY: book test test-portable train serve lab sync vendor venv bench solutions clean help
+
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tools/nbval_sanitize.cfg
+NOTEBOOKS = $$($(PY) tools/toc.py notebooks)
 
 help:
 	@echo "make book    build the HTML book into _build/html (creates .venv first)"
 	@echo "make test    run every test: unit, notebooks (nbval), book build, browser"
+	@echo "make test-portable  nbval on every notebook under other CPU kernel paths and thread counts"
+	@echo "make train   re-make the trained checkpoints in data/checkpoints (NAMES=… for some)"
 	@echo "make serve   serve the built book on http://127.0.0.1:8000"
 	@echo "make lab     open the chapters in JupyterLab (.md opens as a notebook)"
 	@echo "make sync    re-execute every chapter and store its outputs in the .ipynb"
@@ -64,7 +69,23 @@ sync: venv
 
 test: venv vendor
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
-	$(BIN)/pytest -q tests $$($(PY) tools/toc.py notebooks) --nbval --nbval-current-env
+	$(BIN)/pytest -q tests $(NOTEBOOKS) $(NBVAL)
+
+# A learner's CPU runs other kernels than this one: PyTorch's plain-C and AVX2
+# paths, MKL without AVX-512, one thread or several. Every stored output must
+# still match (CONTRIBUTING.md, "Reproducible on every CPU"), and retraining
+# each checkpoint there must land within its tolerance.
+test-portable: venv
+	ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+	  $(BIN)/pytest -q $(NOTEBOOKS) $(NBVAL)
+	ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 OMP_NUM_THREADS=3 MKL_NUM_THREADS=3 \
+	  $(BIN)/pytest -q $(NOTEBOOKS) $(NBVAL)
+	ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 OMP_NUM_THREADS=1 \
+	  $(PY) tools/train.py --check
+
+train: venv
+	$(PY) tools/train.py $(NAMES)
+	@echo "Now re-sync the chapters that load them: make sync FILES=book/<chapter>.md"
 
 bench: venv vendor
 	$(PY) tools/bench.py

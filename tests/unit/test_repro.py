@@ -1,0 +1,179 @@
+"""course_lib.repro, data and training: bands, checkpoints, the one loop."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from course_lib import data, repro, training
+
+
+def test_band_prints_the_value_and_its_band(capsys):
+    assert repro.band("acc · 准确率", 0.8123, 0.7, 0.9) == pytest.approx(0.8123)
+    assert capsys.readouterr().out == "acc · 准确率: ⟨0.812⟩ ✓ band [0.700, 0.900]\n"
+    repro.band("acc", 81.0, 70, 90, digits=0, unit="%")
+    assert capsys.readouterr().out == "acc: ⟨81%⟩ ✓ band [70%, 90%]\n"
+
+
+@pytest.mark.parametrize("value", [0.6999, 0.9001, -5.0])
+def test_band_fails_just_outside(value, capsys):
+    with pytest.raises(AssertionError, match="outside its band"):
+        repro.band("acc", value, 0.7, 0.9)
+    assert capsys.readouterr().out == ""       # nothing printed that nbval could accept
+
+
+def test_band_edges_are_inside():
+    repro.band("x", 0.7, 0.7, 0.9)
+    repro.band("x", 0.9, 0.7, 0.9)
+
+
+@pytest.mark.parametrize("args, kwargs, error, words", [
+    (("", 1, 0, 2), {}, TypeError, "label"),
+    (("x", float("nan"), 0, 2), {}, ValueError, "value must be finite"),
+    (("x", "1", 0, 2), {}, TypeError, "value must be a real number"),
+    (("x", 1, 2, 0), {}, ValueError, "lo must be <= hi"),
+    (("x", 1, 0, 2), {"digits": -1}, TypeError, "digits"),
+    (("x", True, 0, 2), {}, TypeError, "value"),
+])
+def test_band_bad_input(args, kwargs, error, words):
+    with pytest.raises(error, match=words):
+        repro.band(*args, **kwargs)
+
+
+def test_band_for_centres_the_band(capsys):
+    repro.band_for("loss", 1.1, 1.0, rel=0.2)
+    assert capsys.readouterr().out == "loss: ⟨1.100⟩ ✓ band [0.800, 1.200]\n"
+    with pytest.raises(AssertionError):
+        repro.band_for("loss", 1.21, 1.0, rel=0.2)
+    with pytest.raises(ValueError, match="not both 0"):
+        repro.band_for("loss", 1.0, 1.0)
+
+
+def test_setup_follows_omp_num_threads(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert repro.setup(0) == 1 and torch.get_num_threads() == 1
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert repro.setup(0) == 2
+    a = torch.rand(3)
+    repro.setup(0)
+    assert torch.equal(a, torch.rand(3))
+    with pytest.raises(TypeError, match="seed"):
+        repro.setup(-1)
+
+
+def _model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+
+
+def test_checkpoint_round_trip_with_provenance(tmp_path):
+    model = _model()
+    rec = repro.Recipe("toy", "ch01", fn=None, tolerance={"acc": 0.02}, data="made up")
+    path = repro.save_checkpoint("toy", model, metrics={"acc": 0.5}, config={"d": 4}, curve={10: 1.5},
+                                 recipe=rec, directory=tmp_path)
+    meta = json.loads(path.with_suffix(".json").read_text())
+    assert meta["sha256"] == repro.sha256(path) and meta["metrics"] == {"acc": 0.5}
+    assert meta["curve"] == {"10": 1.5} and meta["parameters"] == 3 * 4 + 4 + 4 * 2 + 2
+    assert meta["remake"] == "make train NAMES=toy" and meta["tolerance"] == {"acc": 0.02}
+    other = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    repro.load_checkpoint("toy", other, directory=tmp_path, dtype=torch.float64)
+    for (k, a), b in zip(model.state_dict().items(), other.state_dict().values()):
+        assert b.dtype == torch.float64 and torch.equal(a.double(), b), k
+    assert not other.training
+
+
+def test_checkpoint_refuses_a_damaged_or_misfit_file(tmp_path):
+    path = repro.save_checkpoint("toy", _model(), metrics={}, directory=tmp_path)
+    with pytest.raises(ValueError, match="does not fit"):
+        repro.load_checkpoint("toy", torch.nn.Linear(3, 4), directory=tmp_path)
+    wrong = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Tanh(), torch.nn.Linear(5, 2))
+    with pytest.raises(ValueError, match="shape"):
+        repro.load_checkpoint("toy", wrong, directory=tmp_path)
+    raw = bytearray(path.read_bytes())
+    raw[-1] ^= 1
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match="does not match its provenance"):
+        repro.load_checkpoint("toy", _model(), directory=tmp_path)
+    with pytest.raises(FileNotFoundError, match="make train NAMES=nope"):
+        repro.load_checkpoint("nope", _model(), directory=tmp_path)
+    with pytest.raises(ValueError, match="name"):
+        repro.save_checkpoint("../evil", _model(), metrics={}, directory=tmp_path)
+
+
+def test_data_path_works_from_any_directory(tmp_path):
+    code = "from course_lib.data import data_path; print(data_path('README.md'))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert Path(out.stdout.strip()) == Path(__file__).resolve().parents[2] / "data" / "README.md"
+
+
+def test_data_path_bad_input(monkeypatch, tmp_path):
+    with pytest.raises(TypeError, match="parts"):
+        data.data_path()
+    with pytest.raises(ValueError, match="inside data"):
+        data.data_path("..", "README.md")
+    with pytest.raises(FileNotFoundError, match="data/README.md"):
+        data.data_path("no-such-file.txt")
+    monkeypatch.setenv("COURSE_DATA", str(tmp_path / "missing"))
+    with pytest.raises(FileNotFoundError, match="COURSE_DATA"):
+        data.data_dir()
+
+
+def _regression():
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(64, 3, generator=g)
+    y = X @ torch.tensor([[1.0], [-2.0], [0.5]])
+    return (X, y), lambda m, b: ((m(b[0]) - b[1]) ** 2).mean()
+
+
+def test_train_logs_the_curve_that_logged_curve_records(capsys):
+    batch, loss = _regression()
+    torch.manual_seed(0)
+    losses = training.train(torch.nn.Linear(3, 1), lambda s: batch, loss, 50, 0.05, log_every=20)
+    curve = training.logged_curve(losses, 20)
+    assert list(curve) == [20, 40, 50]
+    printed = [line.split("loss ")[1] for line in capsys.readouterr().out.splitlines()]
+    assert printed == [f"{v:.3f}" for v in curve.values()]
+    assert curve[50] < curve[20] / 10                    # it learns a linear map
+
+
+def test_train_bands_its_progress_against_a_reference(capsys):
+    batch, loss = _regression()
+    torch.manual_seed(0)
+    ref = training.logged_curve(training.train(torch.nn.Linear(3, 1), lambda s: batch, loss, 40, 0.05), 20)
+    torch.manual_seed(0)
+    training.train(torch.nn.Linear(3, 1), lambda s: batch, loss, 40, 0.05, log_every=20, reference=ref)
+    assert capsys.readouterr().out.count("✓ band") == 2
+    torch.manual_seed(0)
+    with pytest.raises(AssertionError, match="outside its band"):
+        training.train(torch.nn.Linear(3, 1), lambda s: batch, loss, 40, 0.05, log_every=20,
+                       reference={k: v * 2 for k, v in ref.items()})
+    with pytest.raises(ValueError, match="no loss for step"):
+        training.train(torch.nn.Linear(3, 1), lambda s: batch, loss, 40, 0.05, log_every=10, reference=ref)
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    ({"steps": 0}, ValueError, "steps"),
+    ({"lr": -1.0}, ValueError, "lr"),
+    ({"optimizer": "sgd"}, ValueError, "optimizer"),
+    ({"reference": {1: 1.0}}, ValueError, "log_every"),
+    ({"reference": [1.0], "log_every": 1}, TypeError, "reference"),
+    ({"weight_decay": -1}, ValueError, "weight_decay"),
+])
+def test_train_bad_input(kwargs, error, words):
+    batch, loss = _regression()
+    args = {"steps": 5, "lr": 0.1, **kwargs}
+    with pytest.raises(error, match=words):
+        training.train(torch.nn.Linear(3, 1), lambda s: batch, loss, args.pop("steps"), args.pop("lr"), **args)
+
+
+def test_train_follows_a_schedule():
+    batch, loss = _regression()
+    seen = []
+    model = torch.nn.Linear(3, 1)
+    training.train(model, lambda s: batch, loss, 3, lambda s: 0.1 * (s + 1),
+                   on_step=lambda s, l: seen.append(s))
+    assert seen == [0, 1, 2]
