@@ -15,7 +15,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: book test test-portable train serve lab sync vendor venv bench solutions clean help
+.PHONY: book test test-portable train pdf serve lab sync vendor venv bench solutions clean help
 
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tools/nbval_sanitize.cfg
 NOTEBOOKS = $$($(PY) tools/toc.py notebooks)
@@ -24,6 +24,7 @@ help:
 	@echo "make book    build the HTML book into _build/html (creates .venv first)"
 	@echo "make test    run every test: unit, notebooks (nbval), book build, browser"
 	@echo "make test-portable  nbval on every notebook under other CPU kernel paths and thread counts"
+	@echo "make pdf     one bilingual PDF of the book: _build/pdf/course.pdf"
 	@echo "make train   re-make the trained checkpoints in data/checkpoints (NAMES=… for some)"
 	@echo "make serve   serve the built book on http://127.0.0.1:8000"
 	@echo "make lab     open the chapters in JupyterLab (.md opens as a notebook)"
@@ -54,6 +55,11 @@ book: venv vendor
 	@echo "The book is in _build/html. Open it with either:"
 	@echo "  make serve            then visit http://127.0.0.1:8000"
 	@echo "  or open _build/html/index.html in your browser (works offline, from disk)"
+
+pdf: venv
+	@test -f _build/html/index.html || $(MAKE) book
+	@fc-list | grep -qi "Noto Sans CJK" || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq fonts-noto-cjk; }
+	$(PY) tools/pdf.py
 
 serve:
 	@test -f _build/html/index.html || $(MAKE) book

@@ -1,18 +1,29 @@
 """course_lib: the companion package of the course *Attention and Transformers*.
 
-Read it like an appendix of the book: one module per concept, named with the
-book's notation (``Q``, ``K``, ``V``, ``d_k``, ``num_heads``).
+Read it like an appendix of the book, named with the book's notation (``Q``,
+``K``, ``V``, ``d_k``, ``num_heads``). The map::
 
-- ``course_lib.scratch``: NumPy, forward only, formula by formula.
-- ``course_lib.models``: the same ideas as trainable PyTorch modules, with
-  converters from ``torch.nn`` and Hugging Face ``transformers``.
-- ``course_lib.pretrained``: real all-MiniLM-L6-v2 weights, offline.
-- ``course_lib.sizes``: parameter counts and FLOPs of published models.
-- ``course_lib.sources``, ``worked``, ``errata``: the source documents' worked
-  examples as data, recomputed, and where their arithmetic is wrong.
-- ``course_lib.positional_analysis``, ``extrapolation``: chapter 4's tools.
-- ``course_lib.exercises``: checkers for the exercises.
-- ``course_lib.display``, ``plotting``: tables, and figures whose Chinese renders.
+    scratch/     NumPy, forward only, formula by formula (one module per concept)
+    models/      the same ideas as trainable PyTorch modules, converters from torch.nn
+                 and Hugging Face; also pretrained.py (all-MiniLM-L6-v2, offline),
+                 efficient_attention.py (local, strided, linear attention), resnet.py
+    analysis/    concept-level measurements: complexity, sizes (parameters, FLOPs),
+                 scaling (the 1/sqrt(d_k)), positional (encoding geometry), rnn
+    widgets/     interactive explorers for the notebooks
+    training.py  the book's one training loop, train(...)
+    text.py      the one tokenizer and vocabulary class (<pad> 0, <sos> 1, <eos> 2, <unk> 3)
+    data.py      data_path(...): the course's data/ folder, found from anywhere
+    repro.py     seeds, bands and checkpoints with provenance
+    display/     Table, fmt, matrix_table; display.plotting: figures whose Chinese renders
+    labs/        one chapter's experiment per module (its docstring names the chapter):
+                 seq_tasks (1), extrapolation (4), translation (5), digits (6),
+                 sentiment, compression, serving (8)
+    chapters/    chNN/ per chapter: source.py (the source documents' printed numbers and
+                 code), worked.py (recomputed), errata.py, exercises.py (checkers);
+                 chapters.EXAMPLES, ERRATA, CHECKERS, show(key), compare(...)
+
+Imports point one way: labs and chapters use the concepts (scratch, models,
+analysis) and the utilities; the concepts never import labs or chapters.
 """
 
 __version__ = "0.1.0"

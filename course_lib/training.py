@@ -2,7 +2,9 @@
 
 Every model the book trains, in a notebook or in ``make train``, goes
 through :func:`train`: chapters 1, 3, 4, 5, 6, 7 and 8 call it with their own
-batches and loss. It is Adam (or AdamW) with optional warm-up or any
+batches and loss. One exception: chapter 7 fine-tunes its classifier in a loop
+of its own, because that run keeps the pretrained encoder in ``eval()`` mode
+(no dropout) and :func:`train` puts the whole model in training mode. It is Adam (or AdamW) with optional warm-up or any
 learning-rate schedule, gradient-norm clipping, and a progress line every
 ``log_every`` steps.
 
@@ -28,9 +30,10 @@ OPTIMIZERS = ("adam", "adamw")
 
 
 def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: int, lr, *,
-          optimizer: str = "adam", weight_decay: float = 0.0, seed: int = 0, clip: float | None = 1.0,
-          warmup: int = 0, log_every: int | None = None, log_decimals: int = 3, name: str = "",
-          reference: dict | None = None, rel: float = 0.25,
+          optimizer: str = "adam", weight_decay: float = 0.0, betas: tuple = (0.9, 0.999),
+          eps: float = 1e-8, scheduler: Callable | None = None, seed: int | None = 0,
+          clip: float | None = 1.0, warmup: int = 0, log_every: int | None = None,
+          log_decimals: int = 3, name: str = "", reference: dict | None = None, rel: float = 0.25,
           on_step: Callable | None = None) -> list[float]:
     """Train ``model``: the book's one training loop.
 
@@ -45,8 +48,15 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
         lr: the peak learning rate (a positive number), or a schedule
             ``step -> learning rate`` (e.g. chapter 5's ``noam_lr``).
         optimizer: ``"adam"`` or ``"adamw"``.
-        weight_decay: AdamW's decoupled weight decay (``optimizer="adamw"``).
-        seed: seeds PyTorch's global generator (dropout, …) before training.
+        weight_decay: the optimizer's weight decay (decoupled for AdamW;
+            note that ``torch.optim.AdamW``'s own default is 0.01, this one's 0).
+        betas, eps: Adam's moment coefficients and epsilon (chapter 5 uses
+            the paper's ``(0.9, 0.98)`` and ``1e-9``).
+        scheduler: ``optimizer -> torch.optim.lr_scheduler`` object (e.g.
+            chapter 6's one-cycle schedule), stepped after every update; it then
+            owns the learning rate (``lr`` must be a number, ``warmup`` 0).
+        seed: seeds PyTorch's global generator (dropout, …) before training;
+            None leaves it as it is (the run then continues the caller's stream).
         clip: maximal gradient norm, or None for no clipping.
         warmup: steps of linear warm-up to a constant ``lr`` (number ``lr`` only).
         log_every: one progress line every this many steps (and at the last
@@ -75,6 +85,12 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
     if schedule is None:
         lr = check_positive_number(lr, "lr")
     check_choice(optimizer, "optimizer", OPTIMIZERS)
+    if scheduler is not None and (not callable(scheduler) or schedule is not None or warmup):
+        raise ValueError("scheduler must be a function optimizer -> LR scheduler, used with a number lr "
+                         "and no warmup")
+    eps = check_positive_number(eps, "eps")
+    if not (isinstance(betas, tuple) and len(betas) == 2 and all(0 <= b < 1 for b in betas)):
+        raise ValueError(f"betas must be a pair of numbers in [0, 1), got {betas!r}")
     if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float)) or weight_decay < 0:
         raise ValueError(f"weight_decay must be a number >= 0, got {weight_decay!r}")
     if clip is not None:
@@ -93,15 +109,18 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
     if not params:
         raise ValueError("model has no trainable parameters")
 
-    torch.manual_seed(check_positive_int(seed, "seed", minimum=0))
+    if seed is not None:
+        torch.manual_seed(check_positive_int(seed, "seed", minimum=0))
     opt_cls = torch.optim.AdamW if optimizer == "adamw" else torch.optim.Adam
-    opt = opt_cls(params, lr=schedule(0) if schedule else lr, weight_decay=float(weight_decay))
+    opt = opt_cls(params, lr=schedule(0) if schedule else lr, betas=betas, eps=eps,
+                  weight_decay=float(weight_decay))
+    sched = scheduler(opt) if scheduler is not None else None
     model.train()
     losses, since = [], 0
     prefix = f"{name} · " if name else ""
     width = len(str(steps))
     for step in range(steps):
-        for group in opt.param_groups:
+        for group in opt.param_groups if sched is None else ():
             if schedule is not None:
                 group["lr"] = float(schedule(step))
             else:
@@ -114,6 +133,8 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
         if clip is not None:
             torch.nn.utils.clip_grad_norm_(params, clip)
         opt.step()
+        if sched is not None:
+            sched.step()
         losses.append(float(loss.detach()))
         if on_step is not None:
             on_step(step, losses[-1])

@@ -1,4 +1,4 @@
-"""Latency and throughput of course_lib.serving.predict on chapter 8's classifier.
+"""Latency and throughput of course_lib.labs.serving.predict on chapter 8's classifier.
 
 Trains the capstone's small sentiment classifier (a few seconds), then calls
 ``predict`` one text at a time on the held-out sentences, float32 and int8
@@ -14,9 +14,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
-from course_lib.compression import quantize_int8  # noqa: E402
-from course_lib.sentiment import build_classifier, load_sentiment, train_classifier  # noqa: E402
-from course_lib.serving import benchmark  # noqa: E402
+from course_lib.labs.compression import quantize_int8  # noqa: E402
+from course_lib.labs.sentiment import build_classifier, load_sentiment, train_classifier  # noqa: E402
+from course_lib.labs.serving import benchmark  # noqa: E402
 
 
 def main() -> int:
@@ -25,7 +25,7 @@ def main() -> int:
     model = build_classifier(len(data.vocab), max_len=data.max_len)
     train_classifier(model, data.X_train, data.M_train, data.y_train, steps=150)
     texts = [r["text"] for r in data.test]
-    print(f"course_lib.serving.predict, one text per call, {len(texts)} held-out texts x 5, "
+    print(f"course_lib.labs.serving.predict, one text per call, {len(texts)} held-out texts x 5, "
           f"threads={torch.get_num_threads()}")
     print(f"{'model':22s} {'p50 ms':>8s} {'p95 ms':>8s} {'texts/s':>9s}")
     for name, m in (("float32", model), ("int8 (dynamic)", quantize_int8(model))):

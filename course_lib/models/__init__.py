@@ -3,13 +3,20 @@
 ``course_lib.scratch`` shows each formula in NumPy; the modules here compute
 the same things on batches, with gradients, and copy weights from
 ``torch.nn`` where PyTorch has an equivalent.
+
+The four whole models take a frozen config dataclass, as nanoGPT does:
+``GPT(GPTConfig(...))`` (chapter 7), ``BERT(BERTConfig(...))`` (chapter 7),
+``Transformer(TransformerConfig(...))`` (chapter 5) and
+``ViT(ViTConfig(...))`` (chapter 6). Keyword settings
+(``GPT(vocab_size=65, ...)``) build the same config; positional settings are
+refused.
 """
 
 from .attention import KVCache, MultiHeadAttention
 from .layers import DecoderLayer, EncoderLayer
 from .positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
 from .seq2seq import AdditiveAttention, Seq2Seq
-from .transformer import Transformer
-from .vit import PatchEmbedding, ViT, patchify
-from .bert import BERT, BertClassifier, BertForMLM, mask_tokens
-from .gpt import GPT
+from .transformer import Transformer, TransformerConfig
+from .vit import PatchEmbedding, ViT, ViTConfig, patchify
+from .bert import BERT, BERTConfig, BertClassifier, BertForMLM, mask_tokens
+from .gpt import GPT, GPTConfig

@@ -1,8 +1,10 @@
 """Copying Hugging Face weights into the book's models, name by name.
 
-Chapters 6-8 (``ch06_vit``, ``ch07_bert_gpt``, ``ch08_capstone``) check the
-book's ViT, BERT and GPT against ``transformers`` by loading the *same*
-weights into both. The copy is a renaming: a table maps each of our module
+Chapter 7 (``ch07_bert_gpt``) checks the book's BERT and GPT against
+``transformers`` by loading the *same* weights into both
+(``tests/test_hf_equivalence.py`` does the same for ViT), and chapters 7
+and 8 run the pretrained all-MiniLM-L6-v2 in the book's BERT. The copy is
+a renaming: a table maps each of our module
 paths to the Hugging Face module path that holds the same matrix, e.g.
 
 =============================  ======================================
@@ -122,7 +124,7 @@ def load_parameters(model: nn.Module, tensors: Mapping[str, torch.Tensor]) -> nn
         if src.shape != p.shape and src.squeeze().shape != p.squeeze().shape:
             raise ValueError(f"{name}: expected shape {shape_str(p.shape)}, "
                              f"got {shape_str(src.shape)} from the checkpoint")
-        p.copy_(src.reshape(p.shape).to(p.dtype))
+        p.copy_(src.reshape(p.shape).to(p.dtype))   # e.g. (1, N + 1, d_model) -> (N + 1, d_model)
     return model
 
 

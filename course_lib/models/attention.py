@@ -48,7 +48,8 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Ten
     Returns:
         ``(..., L_q, L_k)`` weights; each row sums to 1, or is all zeros when
         its mask row is all False. The PyTorch twin of
-        :func:`course_lib.scratch.masked_softmax` (chapter 2).
+        :func:`course_lib.scratch.masked_softmax` (chapter 2; chapter 5
+        explains why a padded query can have nothing to attend to).
     """
     if mask is None:
         return scores.softmax(dim=-1)
@@ -63,8 +64,9 @@ class KVCache:
     positions never change, so they are projected once and kept here; each
     step appends the new position's ``K`` and ``V`` and attends over all of
     them. Use one cache per attention layer and per generated batch
-    (chapter 7 shows why this turns generation from quadratic to linear work
-    per step).
+    (chapter 7 shows why: each step then computes one row of attention
+    instead of recomputing the whole ``L x L`` block; chapter 5's
+    :meth:`~course_lib.models.Transformer.greedy_decode` uses it too).
 
     Attributes:
         K: ``(B, num_heads, L_cached, d_k)`` or None while empty.
@@ -80,7 +82,7 @@ class KVCache:
         return 0 if self.K is None else self.K.shape[-2]
 
     def update(self, K: torch.Tensor, V: torch.Tensor):
-        """Append new keys and values; return all cached ones.
+        """Append new keys and values; return all cached ones (chapter 7).
 
         Args:
             K: ``(B, num_heads, L_new, d_k)`` keys of the new positions.
@@ -94,8 +96,8 @@ class KVCache:
                 raise ValueError(f"cache holds keys of shape {shape_str(self.K.shape)} "
                                  "(B, num_heads, L_cached, d_k); new keys must match B, "
                                  f"num_heads and d_k, got {shape_str(K.shape)}")
-            K = torch.cat([self.K, K], dim=-2)
-            V = torch.cat([self.V, V], dim=-2)
+            K = torch.cat([self.K, K], dim=-2)      # (B, num_heads, L_cached + L_new, d_k)
+            V = torch.cat([self.V, V], dim=-2)      # (B, num_heads, L_cached + L_new, d_k)
         self.K, self.V = K, V
         return K, V
 
@@ -112,8 +114,15 @@ class MultiHeadAttention(nn.Module):
 
     Attributes:
         q_proj, k_proj, v_proj, out_proj: ``nn.Linear(d_model, d_model)``;
-            ``q_proj.weight.T`` is the book's ``W_Q``.
+            ``q_proj.weight.T`` is the book's ``W_Q`` (likewise ``W_K``,
+            ``W_V``, ``W_O``). The names are those of ``nn.MultiheadAttention``
+            and Hugging Face, whose weights :meth:`from_torch` and the
+            models' ``from_hf`` copy by name.
         num_heads, d_k, d_model, dropout: as above.
+
+    ``forward(query (B, L_q, d_model), key (B, L_k, d_model), value (B, L_k,
+    d_model))`` returns ``(output (B, L_q, d_model), weights (B, num_heads,
+    L_q, L_k) or None)``.
     """
 
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
@@ -130,12 +139,28 @@ class MultiHeadAttention(nn.Module):
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
-        """``(B, L, d_model)`` -> ``(B, num_heads, L, d_k)``."""
-        return x.unflatten(-1, (self.num_heads, self.d_k)).transpose(1, 2)
+        """Cut the features into heads (chapter 3).
+
+        Args:
+            x: ``(B, L, d_model)``.
+
+        Returns:
+            ``(B, num_heads, L, d_k)``; head ``i`` holds features ``i*d_k : (i+1)*d_k``.
+        """
+        x = x.unflatten(-1, (self.num_heads, self.d_k))   # (B, L, num_heads, d_k)
+        return x.transpose(1, 2)                          # (B, num_heads, L, d_k)
 
     def merge_heads(self, x: torch.Tensor) -> torch.Tensor:
-        """``(B, num_heads, L, d_k)`` -> ``(B, L, d_model)``."""
-        return x.transpose(1, 2).flatten(-2)
+        """Concatenate the heads again, undoing :meth:`split_heads` (chapter 3).
+
+        Args:
+            x: ``(B, num_heads, L, d_k)``.
+
+        Returns:
+            ``(B, L, d_model)``.
+        """
+        x = x.transpose(1, 2)                             # (B, L, num_heads, d_k)
+        return x.flatten(-2)                              # (B, L, d_model)
 
     def _check_inputs(self, query, key, value) -> None:
         dtype = self.q_proj.weight.dtype
@@ -152,7 +177,7 @@ class MultiHeadAttention(nn.Module):
 
     def forward(self, query, key, value, mask=None, need_weights: bool = False,
                 cache: KVCache | None = None):
-        """Attend from ``query`` to ``key``/``value``.
+        """Attend from ``query`` to ``key``/``value`` (chapter 3).
 
         Args:
             query: ``(B, L_q, d_model)``.
@@ -177,27 +202,28 @@ class MultiHeadAttention(nn.Module):
         if mask is not None:
             L_k = key.shape[1] + (len(cache) if cache is not None else 0)
             check_bool_mask(mask, "mask", (query.shape[0], self.num_heads, query.shape[1], L_k))
-        Q = self.split_heads(self.q_proj(query))
-        K = self.split_heads(self.k_proj(key))
-        V = self.split_heads(self.v_proj(value))
+        Q = self.split_heads(self.q_proj(query))    # (B, num_heads, L_q, d_k)
+        K = self.split_heads(self.k_proj(key))      # (B, num_heads, L_k, d_k)
+        V = self.split_heads(self.v_proj(value))    # (B, num_heads, L_k, d_k)
         if cache is not None:
-            K, V = cache.update(K, V)
+            K, V = cache.update(K, V)               # (B, num_heads, L_cached + L_k, d_k)
         p = self.dropout if self.training else 0.0
 
         if need_weights:
-            weights = masked_softmax(Q @ K.transpose(-2, -1) / math.sqrt(self.d_k), mask)
-            heads = F.dropout(weights, p) @ V
-        elif mask is None:
+            scores = Q @ K.transpose(-2, -1) / math.sqrt(self.d_k)   # (B, num_heads, L_q, L_k)
+            weights = masked_softmax(scores, mask)                   # (B, num_heads, L_q, L_k)
+            heads = F.dropout(weights, p) @ V                        # (B, num_heads, L_q, d_k)
+        elif mask is None:                                           # fused kernel, same heads:
             weights, heads = None, F.scaled_dot_product_attention(Q, K, V, dropout_p=p)
-        else:
+        else:                                                        # heads: (B, num_heads, L_q, d_k)
             open_mask, empty = _open_empty_rows(mask)
             heads = F.scaled_dot_product_attention(Q, K, V, attn_mask=open_mask, dropout_p=p)
             weights, heads = None, heads.masked_fill(empty, 0.0)
-        return self.out_proj(self.merge_heads(heads)), weights
+        return self.out_proj(self.merge_heads(heads)), weights      # (B, L_q, d_model)
 
     @classmethod
     def from_torch(cls, m: nn.MultiheadAttention) -> "MultiHeadAttention":
-        """A :class:`MultiHeadAttention` with the weights of ``m``.
+        """A :class:`MultiHeadAttention` with the weights of ``m`` (chapter 3).
 
         Args:
             m: a ``torch.nn.MultiheadAttention`` with ``kdim == vdim ==
@@ -205,6 +231,10 @@ class MultiHeadAttention(nn.Module):
                 Its ``batch_first`` does not matter: only weights are copied.
                 Its ``in_proj_weight`` ``(3 d_model, d_model)`` is split into
                 ``q_proj``, ``k_proj`` and ``v_proj``.
+
+        Returns:
+            A :class:`MultiHeadAttention` computing what ``m`` computes (with
+            the book's True = may-attend masks).
         """
         if not isinstance(m, nn.MultiheadAttention):
             raise TypeError(f"m must be a torch.nn.MultiheadAttention, got {type(m).__name__}")
@@ -213,10 +243,10 @@ class MultiHeadAttention(nn.Module):
                              "add_zero_attn; those variants are not covered by the book")
         bias = m.in_proj_bias is not None
         ours = cls(m.embed_dim, m.num_heads, dropout=m.dropout, bias=bias).to(m.in_proj_weight)
-        biases = m.in_proj_bias.chunk(3) if bias else (None,) * 3
+        biases = m.in_proj_bias.chunk(3) if bias else (None,) * 3     # 3 x (d_model,)
         with torch.no_grad():
             for proj, W, b in zip((ours.q_proj, ours.k_proj, ours.v_proj),
-                                  m.in_proj_weight.chunk(3), biases):
+                                  m.in_proj_weight.chunk(3), biases):  # 3 x (d_model, d_model)
                 proj.weight.copy_(W)
                 if b is not None:
                     proj.bias.copy_(b)

@@ -9,13 +9,24 @@ real token, which is what "bidirectional" means. Two heads sit on top:
 - :class:`BertForMLM` predicts masked tokens (pre-training, :func:`mask_tokens`);
 - :class:`BertClassifier` classifies a sequence from its [CLS] token.
 
-Chapter 8 (``ch08_capstone``) loads all-MiniLM-L6-v2, a small BERT, with
+Chapter 7 pre-trains a small BERT with :func:`mask_tokens` and fine-tunes it
+as a :class:`BertClassifier`, and copies a Hugging Face BERT with
+:meth:`BERT.from_hf`. Chapters 7 and 8 (``ch08_capstone``) load
+all-MiniLM-L6-v2, a small BERT, through
+:func:`course_lib.models.pretrained.load_minilm`, which calls
 :meth:`BERT.from_pretrained_dir`.
+
+As in nanoGPT, the settings live in a frozen dataclass, :class:`BERTConfig`,
+and the model takes it: ``BERT(BERTConfig(vocab_size=30522, ...))``.
+``BERT(vocab_size=30522, ...)`` builds the same config. (Hugging Face's
+``transformers.BertConfig`` is a different class; :meth:`BERT.from_config`
+translates it.)
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -25,11 +36,11 @@ from torch.nn import functional as F
 
 from .._validate import check_positive_int, check_probability, shape_str
 from ._hf import encoder_layer_names, gather, hf_state, load_parameters, only_parameter
-from ._inputs import check_padding_mask, check_token_ids
+from ._inputs import ConfigChecks, check_padding_mask, check_token_ids, resolve_config
 from .layers import EncoderLayer
 from .positional import LearnedPositionalEncoding
 
-__all__ = ["BERT", "BertForMLM", "BertClassifier", "mask_tokens"]
+__all__ = ["BERT", "BERTConfig", "BertForMLM", "BertClassifier", "mask_tokens"]
 
 # Hugging Face names of one BERT layer's parts, in the order of
 # ``_hf.encoder_layer_names``.
@@ -38,46 +49,88 @@ _HF_BERT_LAYER = ("attention.self.query", "attention.self.key", "attention.self.
                   "intermediate.dense", "output.dense", "output.LayerNorm")
 
 
-class BERT(nn.Module):
-    """The BERT encoder: embeddings plus a stack of post-LN layers (chapter 7).
+@dataclass(frozen=True)
+class BERTConfig(ConfigChecks):
+    """The settings of a :class:`BERT` encoder (chapter 7). Defaults: BERT-base.
 
     Args:
         vocab_size: number of token ids (30522 for BERT's WordPiece vocabulary).
         d_model: hidden width ``H`` (768 for BERT-base).
-        num_heads: attention heads ``A``; must divide ``d_model``.
+        num_heads: attention heads ``A``; must divide ``d_model``; each head
+            has width ``d_k = d_model / num_heads``.
         num_layers: number of encoder layers ``L``.
         d_ff: FFN hidden width (``4 * H``).
         max_len: number of learned positions (512).
         type_vocab_size: number of segments (2: sentence A and B).
-        dropout: dropout probability on embeddings, attention and FFN.
-        layer_norm_eps: ``eps`` of every LayerNorm (1e-12 in BERT).
-        pad_id: id of [PAD]; its embedding row receives no gradient.
+        dropout: dropout probability in ``[0, 1)`` on embeddings, attention
+            and FFN.
+        layer_norm_eps: ``eps`` of every LayerNorm, positive (1e-12 in BERT).
+        pad_id: id of [PAD], in ``[0, vocab_size)``; its embedding row
+            receives no gradient.
+
+    Raises:
+        TypeError: a field of the wrong type (e.g. ``num_layers=2.0``).
+        ValueError: a value out of range, or ``d_model`` not divisible by
+            ``num_heads``; the message names the field.
     """
 
-    def __init__(self, vocab_size: int, d_model: int, num_heads: int, num_layers: int, d_ff: int,
-                 max_len: int = 512, type_vocab_size: int = 2, dropout: float = 0.1,
-                 layer_norm_eps: float = 1e-12, pad_id: int = 0):
+    vocab_size: int = 30522
+    d_model: int = 768
+    num_heads: int = 12
+    num_layers: int = 12
+    d_ff: int = 3072
+    max_len: int = 512
+    type_vocab_size: int = 2
+    dropout: float = 0.1
+    layer_norm_eps: float = 1e-12
+    pad_id: int = 0
+
+    def __post_init__(self):
+        self._check_ints("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len",
+                         "type_vocab_size")
+        self._check_heads()
+        self._check_probability("dropout")
+        self._check_positive_number("layer_norm_eps")
+        self._check_index("pad_id", self.vocab_size, what="vocab_size")
+
+
+class BERT(nn.Module):
+    """The BERT encoder: embeddings plus a stack of post-LN layers (chapter 7).
+
+    Args:
+        config: a :class:`BERTConfig`. Instead of it, its fields may be given
+            as keyword arguments (``BERT(vocab_size=100, d_model=64, ...)``),
+            never by position.
+
+    Attributes:
+        config: the :class:`BERTConfig`.
+        tok_emb, seg_emb (``nn.Embedding``), pos_emb
+        (:class:`LearnedPositionalEncoding`), emb_norm (LayerNorm), layers
+        (``num_layers`` post-LN :class:`EncoderLayer`); vocab_size, max_len,
+        type_vocab_size, d_model, layer_norm_eps (copied from ``config``).
+
+    ``forward(input_ids (B, L), token_type_ids=None, attention_mask=None)``
+    returns ``(B, L, d_model)``.
+    """
+
+    def __init__(self, config: BERTConfig | None = None, **settings):
         super().__init__()
-        self.vocab_size = check_positive_int(vocab_size, "vocab_size")
-        self.max_len = check_positive_int(max_len, "max_len")
-        self.type_vocab_size = check_positive_int(type_vocab_size, "type_vocab_size")
-        if not 0 <= check_positive_int(pad_id, "pad_id", minimum=0) < vocab_size:
-            raise ValueError(f"pad_id must be in [0, vocab_size) = [0, {vocab_size}), got {pad_id}")
-        self.d_model = d_model
-        self.layer_norm_eps = layer_norm_eps
-        self.tok_emb = nn.Embedding(vocab_size, d_model, padding_idx=pad_id)
-        self.pos_emb = LearnedPositionalEncoding(d_model, max_len)
-        self.seg_emb = nn.Embedding(type_vocab_size, d_model)
-        self.emb_norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout = nn.Dropout(dropout)
+        self.config = c = resolve_config(BERTConfig, "BERT", config, settings)
+        self.vocab_size, self.max_len, self.type_vocab_size = c.vocab_size, c.max_len, c.type_vocab_size
+        self.d_model, self.layer_norm_eps = c.d_model, c.layer_norm_eps
+        self.tok_emb = nn.Embedding(c.vocab_size, c.d_model, padding_idx=c.pad_id)
+        self.pos_emb = LearnedPositionalEncoding(c.d_model, c.max_len)
+        self.seg_emb = nn.Embedding(c.type_vocab_size, c.d_model)
+        self.emb_norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
+        self.dropout = nn.Dropout(c.dropout)
         self.layers = nn.ModuleList(
-            EncoderLayer(d_model, num_heads, d_ff, dropout=dropout, activation="gelu",
-                         norm_first=False, layer_norm_eps=layer_norm_eps)
-            for _ in range(check_positive_int(num_layers, "num_layers")))
+            EncoderLayer(c.d_model, c.num_heads, c.d_ff, dropout=c.dropout, activation="gelu",
+                         norm_first=False, layer_norm_eps=c.layer_norm_eps)
+            for _ in range(c.num_layers))
 
     def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None,
                 attention_mask: torch.Tensor | None = None, need_weights: bool = False):
-        """Contextual vectors for every token.
+        """Contextual vectors for every token (chapter 7).
 
         Args:
             input_ids: token ids ``(B, L)``, ``L <= max_len``.
@@ -99,12 +152,12 @@ class BERT(nn.Module):
             raise ValueError(f"token_type_ids must have the shape of input_ids "
                              f"{shape_str(input_ids.shape)}, got {shape_str(token_type_ids.shape)}")
         mask = None if attention_mask is None else \
-            check_padding_mask(attention_mask, "attention_mask", input_ids.shape)
-        x = self.tok_emb(input_ids) + self.seg_emb(token_type_ids)
-        x = self.dropout(self.emb_norm(self.pos_emb(x)))
+            check_padding_mask(attention_mask, "attention_mask", input_ids.shape)  # (B, 1, 1, L)
+        x = self.tok_emb(input_ids) + self.seg_emb(token_type_ids)             # (B, L, d_model)
+        x = self.dropout(self.emb_norm(self.pos_emb(x)))                       # (B, L, d_model)
         weights = []
         for layer in self.layers:
-            x, w = layer(x, mask=mask, need_weights=need_weights)
+            x, w = layer(x, mask=mask, need_weights=need_weights)  # (B, L, d_model), (B, num_heads, L, L)
             weights.append(w)
         return (x, weights) if need_weights else x
 
@@ -119,19 +172,24 @@ class BERT(nn.Module):
                 ``"bert."`` prefix; heads (``cls.*``, ``pooler.*``) are ignored.
 
         Returns:
-            A :class:`BERT` in eval mode.
+            A :class:`BERT` in eval mode (chapter 7).
         """
-        model = cls(**_config_kwargs(config))
+        model = cls(_bert_config(config))
         return load_parameters(model, _backbone_tensors(model, hf_state(state, "bert."))).eval()
 
     @classmethod
     def from_hf(cls, hf_model) -> "BERT":
         """Copy a ``transformers`` ``BertModel`` (or a task model holding one).
 
+        Chapter 7 checks that the copy computes what ``transformers`` computes.
+
         Args:
             hf_model: ``BertModel``, ``BertForMaskedLM``, ... ; only the
                 encoder is copied (see :class:`BertForMLM` and
                 :class:`BertClassifier` for the heads).
+
+        Returns:
+            A :class:`BERT` in eval mode.
         """
         return cls.from_config(hf_model.config, hf_model.state_dict())
 
@@ -141,7 +199,12 @@ class BERT(nn.Module):
 
         Args:
             path: folder with ``config.json`` and ``model.safetensors``, e.g.
-                :func:`course_lib.pretrained.minilm_dir` (chapter 8).
+                :func:`course_lib.models.pretrained.minilm_dir` (all-MiniLM-L6-v2,
+                which chapters 7 and 8 load through
+                :func:`course_lib.models.pretrained.load_minilm`).
+
+        Returns:
+            A :class:`BERT` in eval mode.
         """
         from safetensors.torch import load_file
 
@@ -158,15 +221,16 @@ class BERT(nn.Module):
         return cls.from_config(config, state)
 
 
-def _config_kwargs(config) -> dict:
-    """:class:`BERT` arguments from a Hugging Face ``BertConfig`` or ``config.json`` dict."""
+def _bert_config(config) -> BERTConfig:
+    """Our :class:`BERTConfig` from a Hugging Face ``BertConfig`` or ``config.json`` dict."""
     c = SimpleNamespace(**config) if isinstance(config, dict) else config
     if c.hidden_act != "gelu":
         raise ValueError(f"config.hidden_act must be 'gelu', got {c.hidden_act!r}")
-    return dict(vocab_size=c.vocab_size, d_model=c.hidden_size, num_heads=c.num_attention_heads,
-                num_layers=c.num_hidden_layers, d_ff=c.intermediate_size,
-                max_len=c.max_position_embeddings, type_vocab_size=c.type_vocab_size,
-                layer_norm_eps=c.layer_norm_eps, pad_id=c.pad_token_id or 0)
+    return BERTConfig(vocab_size=c.vocab_size, d_model=c.hidden_size,
+                      num_heads=c.num_attention_heads, num_layers=c.num_hidden_layers,
+                      d_ff=c.intermediate_size, max_len=c.max_position_embeddings,
+                      type_vocab_size=c.type_vocab_size, layer_norm_eps=c.layer_norm_eps,
+                      pad_id=c.pad_token_id or 0)
 
 
 def _backbone_tensors(bert: BERT, state: dict[str, torch.Tensor], prefix: str = "") -> dict:
@@ -188,10 +252,11 @@ class BertForMLM(nn.Module):
     embedding ``E`` itself (tied), plus one bias per vocabulary entry.
 
     Args:
-        bert: the :class:`BERT` encoder.
+        bert: the :class:`BERT` encoder (its ``tok_emb`` becomes ``E``).
 
     ``forward(input_ids, token_type_ids=None, attention_mask=None)`` takes
-    the arguments of :meth:`BERT.forward` and returns logits ``(B, L, vocab_size)``;
+    the arguments of :meth:`BERT.forward` (each ``(B, L)``) and returns
+    logits ``(B, L, vocab_size)``;
     train with ``F.cross_entropy(logits.transpose(1, 2), labels)`` where
     ``labels`` come from :func:`mask_tokens` (-100 = not predicted).
     """
@@ -205,14 +270,29 @@ class BertForMLM(nn.Module):
         self.decoder.weight = bert.tok_emb.weight
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None) -> torch.Tensor:
-        """Vocabulary logits ``(B, L, vocab_size)`` at every position."""
-        h = self.bert(input_ids, token_type_ids, attention_mask)
-        return self.decoder(self.norm(F.gelu(self.transform(h))))
+        """Vocabulary logits at every position (chapter 7).
+
+        Args:
+            input_ids, token_type_ids, attention_mask: ``(B, L)`` each, as
+                for :meth:`BERT.forward`.
+
+        Returns:
+            ``(B, L, vocab_size)`` logits.
+        """
+        h = self.bert(input_ids, token_type_ids, attention_mask)              # (B, L, d_model)
+        return self.decoder(self.norm(F.gelu(self.transform(h))))           # (B, L, vocab_size)
 
     @classmethod
     def from_hf(cls, hf_model) -> "BertForMLM":
-        """Copy a ``transformers`` ``BertForMaskedLM`` (encoder and head)."""
-        model = cls(BERT(**_config_kwargs(hf_model.config)))
+        """Copy a ``transformers`` ``BertForMaskedLM`` (encoder and head).
+
+        Args:
+            hf_model: the Hugging Face ``BertForMaskedLM``.
+
+        Returns:
+            A :class:`BertForMLM` in eval mode.
+        """
+        model = cls(BERT(_bert_config(hf_model.config)))
         state = hf_model.state_dict()
         tensors = _backbone_tensors(model.bert, hf_state(state, "bert."), prefix="bert.")
         tensors.update(gather(state, {"transform": "cls.predictions.transform.dense",
@@ -233,7 +313,10 @@ class BertClassifier(nn.Module):
         dropout: dropout probability before the last linear layer.
 
     ``forward(input_ids, token_type_ids=None, attention_mask=None)`` takes
-    the arguments of :meth:`BERT.forward` and returns logits ``(B, num_classes)``.
+    the arguments of :meth:`BERT.forward` (each ``(B, L)``) and returns
+    logits ``(B, num_classes)``. Chapter 7 fine-tunes one on sentiment
+    sentences; chapter 8 (``ch08_capstone``) trains a small one from random
+    weights.
     """
 
     def __init__(self, bert: BERT, num_classes: int, dropout: float = 0.1):
@@ -244,15 +327,30 @@ class BertClassifier(nn.Module):
         self.classifier = nn.Linear(bert.d_model, check_positive_int(num_classes, "num_classes"))
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None) -> torch.Tensor:
-        """Class logits ``(B, num_classes)`` from the [CLS] token (position 0)."""
-        h = self.bert(input_ids, token_type_ids, attention_mask)
-        pooled = torch.tanh(self.pooler(h[:, 0]))
-        return self.classifier(self.dropout(pooled))
+        """Class logits from the [CLS] token, position 0 (chapter 7).
+
+        Args:
+            input_ids, token_type_ids, attention_mask: ``(B, L)`` each, as
+                for :meth:`BERT.forward`.
+
+        Returns:
+            ``(B, num_classes)`` logits.
+        """
+        h = self.bert(input_ids, token_type_ids, attention_mask)              # (B, L, d_model)
+        pooled = torch.tanh(self.pooler(h[:, 0]))                           # (B, d_model)
+        return self.classifier(self.dropout(pooled))                        # (B, num_classes)
 
     @classmethod
     def from_hf(cls, hf_model) -> "BertClassifier":
-        """Copy a ``transformers`` ``BertForSequenceClassification``."""
-        model = cls(BERT(**_config_kwargs(hf_model.config)), hf_model.config.num_labels)
+        """Copy a ``transformers`` ``BertForSequenceClassification``.
+
+        Args:
+            hf_model: the Hugging Face ``BertForSequenceClassification``.
+
+        Returns:
+            A :class:`BertClassifier` in eval mode.
+        """
+        model = cls(BERT(_bert_config(hf_model.config)), hf_model.config.num_labels)
         state = hf_model.state_dict()
         tensors = _backbone_tensors(model.bert, hf_state(state, "bert."), prefix="bert.")
         tensors.update(gather(state, {"pooler": "bert.pooler.dense", "classifier": "classifier"}))

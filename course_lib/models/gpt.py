@@ -11,10 +11,18 @@ Generation appends one token at a time. Chapter 7 shows that the keys and
 values of earlier positions never change, so a :class:`KVCache` per layer
 keeps them and each step only processes the newest token; the result is the
 same as recomputing everything (``tests/test_gpt_cache.py`` checks it).
-Chapter 8 (``ch08_capstone``) trains a small GPT.
+Chapter 7 also trains a small GPT, character by character, on the US
+Declaration of Independence, and copies a Hugging Face GPT-2 with
+:meth:`GPT.from_hf`.
+
+As in nanoGPT, the settings live in a frozen dataclass, :class:`GPTConfig`,
+and the model takes it: ``GPT(GPTConfig(vocab_size=65, d_model=48, ...))``.
+``GPT(vocab_size=65, d_model=48, ...)`` builds the same config.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -23,12 +31,12 @@ from torch.nn import functional as F
 from ..scratch.masks import causal_mask
 from .._validate import check_positive_int, check_positive_number
 from ._hf import encoder_layer_names, gather, hf_state, load_parameters, only_parameter
-from ._inputs import check_token_ids
+from ._inputs import ConfigChecks, check_token_ids, resolve_config
 from .attention import KVCache
 from .layers import EncoderLayer
 from .positional import LearnedPositionalEncoding
 
-__all__ = ["GPT"]
+__all__ = ["GPT", "GPTConfig"]
 
 # Our GPT-2 layer's parts, after :func:`_conv1d_to_linear`, in the order of
 # ``_hf.encoder_layer_names``.
@@ -36,41 +44,89 @@ _HF_GPT2_LAYER = ("attn.q", "attn.k", "attn.v", "attn.c_proj",
                   "ln_1", "mlp.c_fc", "mlp.c_proj", "ln_2")
 
 
+@dataclass(frozen=True)
+class GPTConfig(ConfigChecks):
+    """The settings of a :class:`GPT` (chapter 7). Defaults: GPT-2 small.
+
+    Args:
+        vocab_size: number of token ids ``V`` (50257 for GPT-2).
+        d_model: width of every token vector (768 for GPT-2 small).
+        num_heads: attention heads; must divide ``d_model``; each head has
+            width ``d_k = d_model / num_heads``.
+        num_layers: number of blocks.
+        d_ff: hidden width of the MLP (``4 * d_model`` in GPT-2).
+        max_len: context length, the number of learned positions (1024).
+        dropout: dropout probability in ``[0, 1)`` on embeddings, attention
+            weights and sub-layers.
+        tie_weights: use the token embedding matrix as the LM head.
+        layer_norm_eps: ``eps`` of every LayerNorm, positive.
+
+    Raises:
+        TypeError: a field of the wrong type (e.g. ``num_layers=2.0``).
+        ValueError: a value out of range, or ``d_model`` not divisible by
+            ``num_heads``; the message names the field.
+    """
+
+    vocab_size: int = 50257
+    d_model: int = 768
+    num_heads: int = 12
+    num_layers: int = 12
+    d_ff: int = 3072
+    max_len: int = 1024
+    dropout: float = 0.1
+    tie_weights: bool = True
+    layer_norm_eps: float = 1e-5
+
+    def __post_init__(self):
+        self._check_ints("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len")
+        self._check_heads()
+        self._check_probability("dropout")
+        self._check_bool("tie_weights")
+        self._check_positive_number("layer_norm_eps")
+
+
 class GPT(nn.Module):
     """A GPT-2-style language model (chapter 7).
 
     Args:
-        vocab_size: number of token ids (50257 for GPT-2).
-        d_model: width of every token vector (768 for GPT-2 small).
-        num_heads: attention heads; must divide ``d_model``.
-        num_layers: number of blocks.
-        d_ff: hidden width of the MLP (``4 * d_model``).
-        max_len: context length, the number of learned positions (1024).
-        dropout: dropout on embeddings, attention weights and sub-layers.
-        tie_weights: use the token embedding matrix as the LM head.
-        layer_norm_eps: ``eps`` of every LayerNorm.
+        config: a :class:`GPTConfig`. Instead of it, its fields may be given
+            as keyword arguments (``GPT(vocab_size=65, d_model=48, ...)``),
+            never by position.
+
+    Attributes:
+        config: the :class:`GPTConfig`.
+        tok_emb (``nn.Embedding(vocab_size, d_model)``), pos_emb
+        (:class:`LearnedPositionalEncoding`), layers (``num_layers`` pre-LN
+        :class:`EncoderLayer` with causal masks), norm (final LayerNorm),
+        lm_head (``nn.Linear(d_model, vocab_size)``, tied to ``tok_emb``
+        when ``config.tie_weights``); vocab_size, max_len.
+
+    ``forward(input_ids (B, L), cache=None)`` returns logits ``(B, L, vocab_size)``.
     """
 
-    def __init__(self, vocab_size: int, d_model: int, num_heads: int, num_layers: int, d_ff: int,
-                 max_len: int, dropout: float = 0.1, tie_weights: bool = True,
-                 layer_norm_eps: float = 1e-5):
+    def __init__(self, config: GPTConfig | None = None, **settings):
         super().__init__()
-        self.vocab_size = check_positive_int(vocab_size, "vocab_size")
-        self.max_len = check_positive_int(max_len, "max_len")
-        self.tok_emb = nn.Embedding(vocab_size, d_model)
-        self.pos_emb = LearnedPositionalEncoding(d_model, max_len, dropout)
+        self.config = c = resolve_config(GPTConfig, "GPT", config, settings)
+        self.vocab_size, self.max_len = c.vocab_size, c.max_len
+        self.tok_emb = nn.Embedding(c.vocab_size, c.d_model)
+        self.pos_emb = LearnedPositionalEncoding(c.d_model, c.max_len, c.dropout)
         self.layers = nn.ModuleList(
-            EncoderLayer(d_model, num_heads, d_ff, dropout=dropout, activation="gelu_tanh",
-                         norm_first=True, layer_norm_eps=layer_norm_eps)
-            for _ in range(check_positive_int(num_layers, "num_layers")))
-        self.norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+            EncoderLayer(c.d_model, c.num_heads, c.d_ff, dropout=c.dropout, activation="gelu_tanh",
+                         norm_first=True, layer_norm_eps=c.layer_norm_eps)
+            for _ in range(c.num_layers))
+        self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
+        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
         self.apply(_init_weights)
-        if tie_weights:
+        if c.tie_weights:
             self.lm_head.weight = self.tok_emb.weight
 
     def new_cache(self) -> list[KVCache]:
-        """An empty cache for :meth:`forward`: one :class:`KVCache` per layer."""
+        """An empty cache for :meth:`forward`: one :class:`KVCache` per layer (chapter 7).
+
+        Returns:
+            A list of ``num_layers`` empty caches; after a forward pass over
+            ``L`` tokens each holds keys and values ``(B, num_heads, L, d_k)``.
+        """
         return [KVCache() for _ in self.layers]
 
     def _cache_length(self, cache) -> int:
@@ -81,13 +137,15 @@ class GPT(nn.Module):
         return len(cache[0])
 
     def forward(self, input_ids: torch.Tensor, cache: list[KVCache] | None = None) -> torch.Tensor:
-        """Next-token logits at every position.
+        """Next-token logits at every position (chapter 7).
 
         Args:
-            input_ids: token ids ``(B, L)``. With a cache, these are the new
-                tokens that follow the ``offset`` cached ones.
-            cache: None, or the list from :meth:`new_cache`; it is extended
-                with the new positions' keys and values.
+            input_ids: token ids ``(B, L)``, ``offset + L <= max_len``. With a
+                cache, these are the new tokens that follow the ``offset``
+                cached ones.
+            cache: None, or the list from :meth:`new_cache`; each layer's
+                cache is extended with the new positions' keys and values
+                ``(B, num_heads, L, d_k)``.
 
         Returns:
             Logits ``(B, L, vocab_size)``; ``logits[:, t]`` scores the token
@@ -99,11 +157,11 @@ class GPT(nn.Module):
         if offset + L > self.max_len:
             raise ValueError(f"input_ids has length L = {L} after {offset} cached positions; "
                              f"offset + L = {offset + L} exceeds max_len = {self.max_len}")
-        x = self.pos_emb(self.tok_emb(input_ids), offset=offset)
-        mask = torch.from_numpy(causal_mask(L, offset)).to(input_ids.device)
+        x = self.pos_emb(self.tok_emb(input_ids), offset=offset)             # (B, L, d_model)
+        mask = torch.from_numpy(causal_mask(L, offset)).to(input_ids.device)  # (L, offset + L)
         for i, layer in enumerate(self.layers):
-            x, _ = layer(x, mask=mask, cache=None if cache is None else cache[i])
-        return self.lm_head(self.norm(x))
+            x, _ = layer(x, mask=mask, cache=None if cache is None else cache[i])  # (B, L, d_model)
+        return self.lm_head(self.norm(x))                                   # (B, L, vocab_size)
 
     @torch.no_grad()
     def generate(self, input_ids: torch.Tensor, max_new_tokens: int, temperature: float = 1.0,
@@ -143,12 +201,12 @@ class GPT(nn.Module):
         cache = self.new_cache() if use_cache else None
         ids, new = input_ids, input_ids
         for _ in range(max_new_tokens):
-            logits = self(new if use_cache else ids, cache)[:, -1] / temperature
+            logits = self(new if use_cache else ids, cache)[:, -1] / temperature  # (B, vocab_size)
             if top_k is not None:
-                kth = torch.topk(logits, top_k, dim=-1).values[:, -1:]
+                kth = torch.topk(logits, top_k, dim=-1).values[:, -1:]               # (B, 1)
                 logits = logits.masked_fill(logits < kth, float("-inf"))
-            new = torch.multinomial(F.softmax(logits, dim=-1), 1, generator=generator)
-            ids = torch.cat([ids, new], dim=1)
+            new = torch.multinomial(F.softmax(logits, dim=-1), 1, generator=generator)  # (B, 1)
+            ids = torch.cat([ids, new], dim=1)                                     # (B, L + 1)
         self.train(was_training)
         return ids
 
@@ -166,7 +224,8 @@ class GPT(nn.Module):
                 GPT-2 does.
 
         Returns:
-            A :class:`GPT` in eval mode with the same weights.
+            A :class:`GPT` in eval mode with the same weights (chapter 7
+            compares the two models' outputs).
         """
         c = hf_model.config
         if c.activation_function not in ("gelu_new", "gelu_pytorch_tanh") or \
@@ -174,8 +233,10 @@ class GPT(nn.Module):
             raise ValueError("only GPT-2 blocks with tanh-GELU and 1/sqrt(d_k) scaling are "
                              f"supported, got activation_function={c.activation_function!r}")
         untied = hasattr(hf_model, "lm_head") and not c.tie_word_embeddings
-        model = cls(c.vocab_size, c.n_embd, c.n_head, c.n_layer, c.n_inner or 4 * c.n_embd,
-                    c.n_positions, tie_weights=not untied, layer_norm_eps=c.layer_norm_epsilon)
+        model = cls(GPTConfig(vocab_size=c.vocab_size, d_model=c.n_embd, num_heads=c.n_head,
+                              num_layers=c.n_layer, d_ff=c.n_inner or 4 * c.n_embd,
+                              max_len=c.n_positions, tie_weights=not untied,
+                              layer_norm_eps=c.layer_norm_epsilon))
         state = _conv1d_to_linear(hf_state(hf_model, "transformer."), c.n_layer)
         names = {"tok_emb": "wte", "norm": "ln_f"}
         if untied:
@@ -193,8 +254,9 @@ def _conv1d_to_linear(state: dict[str, torch.Tensor], num_layers: int) -> dict[s
     state = dict(state)
     for i in range(num_layers):
         for part in ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"):
-            state[f"h.{i}.{part}.weight"] = state[f"h.{i}.{part}.weight"].T
+            state[f"h.{i}.{part}.weight"] = state[f"h.{i}.{part}.weight"].T  # (in, out) -> (out, in)
         for suffix in ("weight", "bias"):
+            # (3 d_model, d_model) -> 3 x (d_model, d_model); biases (3 d_model,) -> 3 x (d_model,)
             q, k, v = state.pop(f"h.{i}.attn.c_attn.{suffix}").chunk(3, dim=0)
             state.update({f"h.{i}.attn.{n}.{suffix}": t for n, t in zip("qkv", (q, k, v))})
     return state

@@ -74,14 +74,15 @@ class _Layer(nn.Module):
 
     def _feed_forward(self, x):
         """``linear2(dropout(act(linear1(x))))``, shaped like a sublayer."""
-        return self.linear2(self.dropout(ACTIVATIONS[self.activation](self.linear1(x)))), None
+        hidden = self.dropout(ACTIVATIONS[self.activation](self.linear1(x)))   # (B, L, d_ff)
+        return self.linear2(hidden), None                                       # (B, L, d_model)
 
     def _check_x(self, x, name: str, L: str):
         check_tensor(x, name, ndim=3, last_dim=self.d_model, layout=f"(B, {L}, d_model={self.d_model})")
 
     @classmethod
     def from_torch(cls, layer):
-        """A copy of a ``torch.nn`` layer with its weights and settings.
+        """A copy of a ``torch.nn`` layer with its weights and settings (chapter 5).
 
         Args:
             layer: an ``nn.TransformerEncoderLayer`` (for
@@ -89,6 +90,10 @@ class _Layer(nn.Module):
                 :class:`DecoderLayer`). Its activation (ReLU/GELU),
                 ``norm_first``, layer-norm eps, dropout and bias are read from
                 it; ``batch_first`` does not matter.
+
+        Returns:
+            An :class:`EncoderLayer` / :class:`DecoderLayer` computing what
+            ``layer`` computes (on batch-first ``(B, L, d_model)`` inputs).
         """
         if not isinstance(layer, cls._TORCH_CLASS):
             raise TypeError(f"layer must be a torch.nn.{cls._TORCH_CLASS.__name__}, "
@@ -129,6 +134,9 @@ class EncoderLayer(_Layer):
         self_attn (:class:`MultiHeadAttention`), linear1, linear2, norm1,
         norm2, dropout1, dropout2, dropout, activation (a name),
         norm_first, d_model.
+
+    ``forward(x (B, L, d_model), mask=None)`` returns ``(x (B, L, d_model), weights)``.
+    BERT, GPT (chapter 7) and ViT (chapter 6) are stacks of this layer.
     """
 
     _TORCH_CLASS = nn.TransformerEncoderLayer
@@ -141,7 +149,7 @@ class EncoderLayer(_Layer):
                          layer_norm_eps, bias)
 
     def forward(self, x, mask=None, need_weights: bool = False, cache=None):
-        """Run the layer.
+        """Run the layer (chapter 5).
 
         Args:
             x: ``(B, L, d_model)``.
@@ -158,9 +166,9 @@ class EncoderLayer(_Layer):
             ``(B, num_heads, L, L_k)`` or None.
         """
         self._check_x(x, "x", "L")
-        x, weights = self._residual(x, self.norm1, self.dropout1,
+        x, weights = self._residual(x, self.norm1, self.dropout1,            # (B, L, d_model)
                                     lambda h: self.self_attn(h, h, h, mask, need_weights, cache))
-        x, _ = self._residual(x, self.norm2, self.dropout2, self._feed_forward)
+        x, _ = self._residual(x, self.norm2, self.dropout2, self._feed_forward)  # (B, L, d_model)
         return x, weights
 
 
@@ -174,6 +182,9 @@ class DecoderLayer(_Layer):
     Attributes:
         self_attn, cross_attn (:class:`MultiHeadAttention`), linear1,
         linear2, norm1, norm2, norm3, dropout1, dropout2, dropout3, dropout.
+
+    ``forward(y (B, L_t, d_model), memory (B, L_s, d_model), ...)`` returns
+    ``(y (B, L_t, d_model), weights)``.
     """
 
     _TORCH_CLASS = nn.TransformerDecoderLayer
@@ -190,7 +201,7 @@ class DecoderLayer(_Layer):
 
     def forward(self, y, memory, self_mask=None, cross_mask=None, need_weights: bool = False,
                 cache=None):
-        """Run the layer.
+        """Run the layer (chapter 5).
 
         Args:
             y: ``(B, L_t, d_model)`` target sequence so far.
@@ -210,11 +221,11 @@ class DecoderLayer(_Layer):
         """
         self._check_x(y, "y", "L_t")
         self._check_x(memory, "memory", "L_s")
-        y, self_weights = self._residual(
+        y, self_weights = self._residual(                                  # (B, L_t, d_model)
             y, self.norm1, self.dropout1,
             lambda h: self.self_attn(h, h, h, self_mask, need_weights, cache))
-        y, cross_weights = self._residual(
+        y, cross_weights = self._residual(                                 # (B, L_t, d_model)
             y, self.norm2, self.dropout2,
             lambda h: self.cross_attn(h, memory, memory, cross_mask, need_weights))
-        y, _ = self._residual(y, self.norm3, self.dropout3, self._feed_forward)
+        y, _ = self._residual(y, self.norm3, self.dropout3, self._feed_forward)  # (B, L_t, d_model)
         return y, ((self_weights, cross_weights) if need_weights else None)

@@ -35,11 +35,18 @@ class _PositionalEncoding(nn.Module):
         self.dropout = nn.Dropout(check_probability(dropout, "dropout"))
 
     def table(self, start: int, stop: int) -> torch.Tensor:
-        """Position vectors ``start .. stop - 1``, shape ``(stop - start, d_model)``."""
+        """Position vectors of positions ``start .. stop - 1``.
+
+        Args:
+            start, stop: integers, ``0 <= start <= stop <= max_len``.
+
+        Returns:
+            ``(stop - start, d_model)``.
+        """
         raise NotImplementedError
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
-        """Add the position vectors of ``offset .. offset + L - 1`` to ``x``.
+        """Add the position vectors of ``offset .. offset + L - 1`` to ``x`` (chapter 4).
 
         Args:
             x: ``(B, L, d_model)`` embeddings.
@@ -55,7 +62,7 @@ class _PositionalEncoding(nn.Module):
             raise ValueError(f"positions up to offset + L = {offset} + {L} = {offset + L} do not "
                              f"fit the positional table of max_len={self.max_len}; "
                              "build the model with a larger max_len")
-        return self.dropout(x + self.table(offset, offset + L))
+        return self.dropout(x + self.table(offset, offset + L))   # (B, L, d_model) + (L, d_model)
 
 
 class SinusoidalPositionalEncoding(_PositionalEncoding):
@@ -76,11 +83,13 @@ class SinusoidalPositionalEncoding(_PositionalEncoding):
         self.register_buffer("pe", torch.from_numpy(pe).float(), persistent=False)
 
     def table(self, start: int, stop: int) -> torch.Tensor:
-        return self.pe[start:stop]
+        return self.pe[start:stop]                      # (stop - start, d_model)
 
 
 class LearnedPositionalEncoding(_PositionalEncoding):
-    """Learned positional embeddings, one trained vector per position.
+    """Learned positional embeddings, one trained vector per position (chapter 4).
+
+    BERT and GPT (chapter 7) and ViT (chapter 6) use them.
 
     Args:
         d_model: width of the embeddings.
@@ -96,4 +105,4 @@ class LearnedPositionalEncoding(_PositionalEncoding):
         self.embedding = nn.Embedding(self.max_len, self.d_model)
 
     def table(self, start: int, stop: int) -> torch.Tensor:
-        return self.embedding.weight[start:stop]
+        return self.embedding.weight[start:stop]        # (stop - start, d_model)

@@ -39,6 +39,10 @@ class AdditiveAttention(nn.Module):
         d_s: width of the decoder state.
         d_h: width of the encoder states.
         d_a: width of the hidden scoring layer.
+
+    Attributes:
+        W_s (``nn.Linear(d_s, d_a)``), W_h (``nn.Linear(d_h, d_a)``),
+        v (``nn.Linear(d_a, 1)``), all without bias.
     """
 
     def __init__(self, d_s: int, d_h: int, d_a: int):
@@ -48,7 +52,7 @@ class AdditiveAttention(nn.Module):
         self.v = nn.Linear(d_a, 1, bias=False)
 
     def forward(self, s, H, mask=None):
-        """Attend from one decoder state per sequence over the encoder states.
+        """Attend from one decoder state per sequence over the encoder states (chapter 1).
 
         Args:
             s: ``(B, d_s)`` decoder states.
@@ -58,13 +62,15 @@ class AdditiveAttention(nn.Module):
         Returns:
             ``(context, weights)``: ``(B, d_h)`` and ``(B, L)``.
         """
-        e = self.v(torch.tanh(self.W_s(s)[:, None, :] + self.W_h(H))).squeeze(-1)   # (B, L)
-        weights = masked_softmax(e, mask)
-        return (weights[:, None, :] @ H).squeeze(1), weights
+        # (B, 1, d_a) + (B, L, d_a) -> tanh -> v: (B, L, 1) -> squeeze: (B, L)
+        e = self.v(torch.tanh(self.W_s(s)[:, None, :] + self.W_h(H))).squeeze(-1)
+        weights = masked_softmax(e, mask)                                 # (B, L)
+        context = (weights[:, None, :] @ H).squeeze(1)    # (B, 1, L) @ (B, L, d_h) -> (B, d_h)
+        return context, weights
 
 
 class Seq2Seq(nn.Module):
-    """GRU encoder-decoder, with a fixed context or with additive attention.
+    """GRU encoder-decoder, with a fixed context or with additive attention (chapter 1).
 
     Args:
         vocab_in, vocab_out: source and target vocabulary sizes.
@@ -96,7 +102,10 @@ class Seq2Seq(nn.Module):
         self.out = nn.Linear(2 * hidden, vocab_out)
 
     def encode(self, src):
-        """Encode ``(B, L_in)`` source ids.
+        """Encode source ids (chapter 1).
+
+        Args:
+            src: ``(B, L_in)`` source ids, right-padded with ``pad_id``.
 
         Returns:
             ``(H, h_last, mask)``: all states ``(B, L_in, hidden)``, each
@@ -104,30 +113,32 @@ class Seq2Seq(nn.Module):
             padding mask ``(B, L_in)``.
         """
         check_token_ids(src, "src", vocab_size=self.vocab_in)
-        mask = src != self.pad_id
+        mask = src != self.pad_id                                          # (B, L_in)
         if not mask[:, 0].all():
             raise ValueError("src must have at least one real token per row, right-padded "
                              f"with pad_id={self.pad_id}")
-        H, _ = self.encoder(self.src_embed(src))
+        H, _ = self.encoder(self.src_embed(src))                           # (B, L_in, hidden)
         # A unidirectional GRU's state at position j has not seen the padding after j.
-        h_last = H[torch.arange(src.shape[0]), mask.sum(dim=1) - 1]
+        h_last = H[torch.arange(src.shape[0]), mask.sum(dim=1) - 1]        # (B, hidden)
         return H, h_last, mask
 
     def _step(self, y_prev, s, H, h_last, mask):
         """One decoder step: context, new state, logits (and the attention weights)."""
         if self.attention is None:
-            c, weights = h_last, None
+            c, weights = h_last, None                                      # (B, hidden)
         else:
-            c, weights = self.attention(s, H, mask)
-        s = self.decoder(torch.cat([self.tgt_embed(y_prev), c], dim=-1), s)
-        return self.out(torch.cat([s, c], dim=-1)), s, weights
+            c, weights = self.attention(s, H, mask)                        # (B, hidden), (B, L_in)
+        x = torch.cat([self.tgt_embed(y_prev), c], dim=-1)                 # (B, emb + hidden)
+        s = self.decoder(x, s)                                             # (B, hidden)
+        logits = self.out(torch.cat([s, c], dim=-1))                       # (B, 2 hidden) -> (B, vocab_out)
+        return logits, s, weights
 
     def _stack(self, weights: list):
         """Per-step attention weights ``(B, L_in)`` -> ``(B, steps, L_in)``, or None."""
-        return None if self.attention is None else torch.stack(weights, dim=1)
+        return None if self.attention is None else torch.stack(weights, dim=1)  # (B, steps, L_in)
 
     def forward(self, src, tgt_in):
-        """Teacher-forced decoding: step ``t`` reads the true token ``tgt_in[:, t]``.
+        """Teacher-forced decoding: step ``t`` reads the true token ``tgt_in[:, t]`` (chapter 1).
 
         Args:
             src: ``(B, L_in)`` source ids, right-padded.
@@ -144,11 +155,11 @@ class Seq2Seq(nn.Module):
             step_logits, s, w = self._step(tgt_in[:, t], s, H, h_last, mask)
             logits.append(step_logits)
             weights.append(w)
-        return torch.stack(logits, dim=1), self._stack(weights)
+        return torch.stack(logits, dim=1), self._stack(weights)            # (B, L_out, vocab_out)
 
     @torch.no_grad()
     def greedy_decode(self, src, sos_id: int, eos_id: int, max_len: int):
-        """Decode by always feeding back the most likely token.
+        """Decode by always feeding back the most likely token (chapter 1).
 
         Args:
             src: ``(B, L_in)`` source ids.
@@ -176,4 +187,4 @@ class Seq2Seq(nn.Module):
             done |= token == eos_id
             if done.all():
                 break
-        return torch.stack(tokens, dim=1), self._stack(weights)
+        return torch.stack(tokens, dim=1), self._stack(weights)            # (B, T), (B, T, L_in)

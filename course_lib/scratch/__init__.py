@@ -7,7 +7,7 @@ trainable PyTorch versions of the same ideas.
 
 from .additive import additive_attention
 from .attention import attention_scores, masked_softmax, scaled_dot_product_attention, softmax
-from .layers import decoder_layer, encoder_layer, feed_forward, layer_norm, layer_params
+from .layers import decoder_layer, encoder_layer, feed_forward, layer_norm
 from .linear import linear
 from .masks import causal_mask, padding_mask, padding_mask_from_ids
 from .multihead import merge_heads, multi_head_attention, split_heads
@@ -19,5 +19,5 @@ __all__ = [
     "linear", "split_heads", "merge_heads", "multi_head_attention",
     "padding_mask", "padding_mask_from_ids", "causal_mask",
     "sinusoidal_positional_encoding",
-    "layer_norm", "feed_forward", "encoder_layer", "decoder_layer", "layer_params",
+    "layer_norm", "feed_forward", "encoder_layer", "decoder_layer",
 ]

@@ -66,7 +66,8 @@ def additive_attention(s, H, W_s, W_h, v, mask=None):
         raise ValueError(f"s (..., d_s) and H (..., L, d_h) must share the batch "
                          f"dimensions '...'; got s {shape_str(s.shape)}, H {shape_str(H.shape)}")
 
-    e = np.tanh((s @ W_s)[..., None, :] + H @ W_h) @ v          # (..., L)
-    weights = softmax(e) if mask is None else masked_softmax(e, mask)
-    context = (weights[..., None, :] @ H)[..., 0, :]           # (..., d_h)
+    # (..., 1, d_a) + (..., L, d_a) -> tanh -> @ v (d_a,) -> (..., L)
+    e = np.tanh((s @ W_s)[..., None, :] + H @ W_h) @ v
+    weights = softmax(e) if mask is None else masked_softmax(e, mask)   # (..., L)
+    context = (weights[..., None, :] @ H)[..., 0, :]   # (..., 1, L) @ (..., L, d_h) -> (..., d_h)
     return context, weights

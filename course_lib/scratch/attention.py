@@ -62,6 +62,9 @@ def masked_softmax(x, mask, axis: int = -1) -> np.ndarray:
     Returns:
         Array of shape ``S``: each slice along ``axis`` sums to 1, or to 0 if
         fully masked.
+
+    Chapter 2 masks a score before the softmax; chapter 5 uses it for
+    padding and causal masks.
     """
     x = as_real_array(x, "x")
     check_finite(x, "x", allow_neg_inf=True)
@@ -135,9 +138,12 @@ def attention_scores(Q, K) -> np.ndarray:
     Returns:
         ``(..., L_q, L_k)``: entry ``[i, j]`` says how well query ``i``
         matches key ``j``.
+
+    Chapter 2 computes them by hand and explains the ``sqrt(d_k)``.
     """
     Q, K, _, _ = _check_qkv(Q, K)
-    return Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    K_T = np.swapaxes(K, -1, -2)                      # (..., d_k, L_k)
+    return Q @ K_T / math.sqrt(Q.shape[-1])           # (..., L_q, d_k) @ (..., d_k, L_k) -> (..., L_q, L_k)
 
 
 def scaled_dot_product_attention(Q, K, V, mask=None):
@@ -165,9 +171,9 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     Chapter 2 computes this by hand; chapter 3 runs it once per head.
     """
     Q, K, V, _ = _check_qkv(Q, K, V)
-    scores = attention_scores(Q, K)
+    scores = attention_scores(Q, K)                   # (..., L_q, L_k)
     if mask is None:
-        weights = softmax(scores, axis=-1)
+        weights = softmax(scores, axis=-1)            # (..., L_q, L_k)
     else:
         weights = masked_softmax(scores, _check_mask(mask, scores.shape), axis=-1)
-    return weights @ V, weights
+    return weights @ V, weights                       # (..., L_q, L_k) @ (..., L_k, d_v) -> (..., L_q, d_v)

@@ -9,10 +9,12 @@ BERT) or before the sublayer (pre-LN, GPT-2, ViT)::
     post-LN:  x = LayerNorm(x + Sublayer(x))
     pre-LN:   x = x + Sublayer(LayerNorm(x))
 
-Chapter 5 (*The full Transformer*, ``ch05_transformer``) builds them step
-by step.
+Chapter 5 (*The full Transformer*, ``ch05_transformer``) explains them and
+uses their PyTorch twins, :mod:`course_lib.models.layers`;
+``tests/test_scratch_layers.py`` checks that both compute the same thing.
 
-``params`` is a plain dict of NumPy arrays, as :func:`layer_params` returns::
+``params`` is a plain dict of NumPy arrays, as
+:func:`course_lib.models.to_numpy.layer_params` copies it from a PyTorch layer::
 
     {"num_heads": int, "activation": "relu" | "gelu" | "gelu_tanh", "eps": float,
      "self_attn":  {"W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o"},
@@ -34,8 +36,7 @@ from .._validate import as_real_array, check_choice, check_finite, check_positiv
 from .linear import linear
 from .multihead import multi_head_attention
 
-__all__ = ["ACTIVATIONS", "layer_norm", "feed_forward", "encoder_layer", "decoder_layer",
-           "layer_params"]
+__all__ = ["ACTIVATIONS", "layer_norm", "feed_forward", "encoder_layer", "decoder_layer"]
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -73,8 +74,8 @@ def layer_norm(x, gamma, beta, eps: float = 1e-5) -> np.ndarray:
             raise ValueError(f"{name} must have shape (d_model,) = ({d_model},), "
                              f"got {shape_str(np.shape(a))}")
     eps = check_positive_number(eps, "eps")
-    mean = x.mean(axis=-1, keepdims=True)
-    var = x.var(axis=-1, keepdims=True)
+    mean = x.mean(axis=-1, keepdims=True)             # (..., 1)
+    var = x.var(axis=-1, keepdims=True)               # (..., 1)
     return np.asarray(gamma) * (x - mean) / np.sqrt(var + eps) + np.asarray(beta)
 
 
@@ -93,8 +94,8 @@ def feed_forward(x, W1, b1, W2, b2, activation: str = "relu") -> np.ndarray:
     Chapter 5.
     """
     act = ACTIVATIONS[check_choice(activation, "activation", ACTIVATIONS)]
-    hidden = act(linear(x, W1, b1, names=("x", "W1", "b1")))
-    return linear(hidden, W2, b2, names=("the hidden layer", "W2", "b2"))
+    hidden = act(linear(x, W1, b1, names=("x", "W1", "b1")))                 # (..., d_ff)
+    return linear(hidden, W2, b2, names=("the hidden layer", "W2", "b2"))    # (..., d_model)
 
 
 _ATTN_KEYS = ("W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o")
@@ -172,49 +173,3 @@ def decoder_layer(y, memory, params: dict, self_mask=None, cross_mask=None,
     return _sublayer(y, lambda z: feed_forward(z, **p["ffn"], activation=p["activation"]),
                      p["norm3"], eps, norm_first)
 
-
-def layer_params(layer) -> dict:
-    """Copy a PyTorch layer's weights into the ``params`` dict of this module.
-
-    Args:
-        layer: a ``course_lib.models.EncoderLayer`` / ``DecoderLayer``, or a
-            ``torch.nn.TransformerEncoderLayer`` / ``TransformerDecoderLayer``.
-
-    Returns:
-        ``params`` as described in the module docstring (float32 arrays when
-        the layer is float32). Pass ``norm_first=layer.norm_first`` to
-        :func:`encoder_layer` / :func:`decoder_layer` along with it.
-    """
-    import torch.nn as nn  # lazily: the rest of the module needs only NumPy
-
-    from ..models.layers import DecoderLayer, EncoderLayer
-
-    if isinstance(layer, nn.TransformerEncoderLayer):
-        layer = EncoderLayer.from_torch(layer)
-    elif isinstance(layer, nn.TransformerDecoderLayer):
-        layer = DecoderLayer.from_torch(layer)
-    if not isinstance(layer, (EncoderLayer, DecoderLayer)):
-        raise TypeError("layer must be an EncoderLayer, DecoderLayer, nn.TransformerEncoderLayer "
-                        f"or nn.TransformerDecoderLayer, got {type(layer).__name__}")
-
-    def arr(t, transpose=False):
-        return None if t is None else (t.T if transpose else t).detach().cpu().numpy()
-
-    def attn(m):
-        projections = {"q": m.q_proj, "k": m.k_proj, "v": m.v_proj, "o": m.out_proj}
-        return {key: arr(getattr(lin, "weight" if key[0] == "W" else "bias"), key[0] == "W")
-                for name, lin in projections.items() for key in (f"W_{name}", f"b_{name}")}
-
-    params = {
-        "num_heads": layer.self_attn.num_heads, "activation": layer.activation,
-        "eps": layer.norm1.eps, "self_attn": attn(layer.self_attn),
-        "ffn": {"W1": arr(layer.linear1.weight, True), "b1": arr(layer.linear1.bias),
-                "W2": arr(layer.linear2.weight, True), "b2": arr(layer.linear2.bias)},
-    }
-    norms = ("norm1", "norm2") + (("norm3",) if isinstance(layer, DecoderLayer) else ())
-    for name in norms:
-        norm = getattr(layer, name)
-        params[name] = {"gamma": arr(norm.weight), "beta": arr(norm.bias)}
-    if isinstance(layer, DecoderLayer):
-        params["cross_attn"] = attn(layer.cross_attn)
-    return params

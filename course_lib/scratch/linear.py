@@ -37,7 +37,7 @@ def linear(x, W, b=None, *, names=("x", "W", "b")) -> np.ndarray:
                          f"to match {x_name} {shape_str(x.shape)}; got {shape_str(W.shape)}")
     check_finite(x, x_name)
     check_finite(W, W_name)
-    y = x @ W
+    y = x @ W                                         # (..., d_in) @ (d_in, d_out) -> (..., d_out)
     if b is not None:
         b = as_real_array(b, b_name, dtype=x.dtype)
         if b.shape != (W.shape[1],):

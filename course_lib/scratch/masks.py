@@ -45,7 +45,8 @@ def padding_mask(lengths, max_len: int) -> np.ndarray:
     if lengths.size and (lengths.min() < 1 or lengths.max() > max_len):
         raise ValueError(f"lengths must lie in [1, max_len={max_len}], got "
                          f"min {lengths.min()} and max {lengths.max()}")
-    return (np.arange(max_len) < lengths[:, None])[:, None, None, :]
+    real = np.arange(max_len) < lengths[:, None]      # (L_k,) < (B, 1) -> (B, L_k)
+    return real[:, None, None, :]                     # (B, 1, 1, L_k)
 
 
 def padding_mask_from_ids(ids, pad_id: int) -> np.ndarray:
@@ -57,13 +58,15 @@ def padding_mask_from_ids(ids, pad_id: int) -> np.ndarray:
 
     Returns:
         Boolean ``(B, 1, 1, L_k)``.
+
+    Chapter 5 builds the source padding mask of a batch with it.
     """
     pad_id = check_positive_int(pad_id, "pad_id", minimum=0)
     ids = np.asarray(ids)
     if ids.dtype.kind not in "iu" or ids.ndim != 2:
         raise TypeError(f"ids must be a 2-D array of integer token ids (B, L_k), got dtype "
                         f"{ids.dtype} and shape {shape_str(ids.shape)}")
-    return (ids != pad_id)[:, None, None, :]
+    return (ids != pad_id)[:, None, None, :]          # (B, L_k) -> (B, 1, 1, L_k)
 
 
 def causal_mask(L: int, offset: int = 0) -> np.ndarray:
@@ -82,4 +85,4 @@ def causal_mask(L: int, offset: int = 0) -> np.ndarray:
     """
     L = check_positive_int(L, "L")
     offset = check_positive_int(offset, "offset", minimum=0)
-    return np.tril(np.ones((L, offset + L), dtype=bool), k=offset)
+    return np.tril(np.ones((L, offset + L), dtype=bool), k=offset)   # (L, offset + L)

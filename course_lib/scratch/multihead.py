@@ -47,7 +47,8 @@ def split_heads(X, num_heads: int) -> np.ndarray:
     *batch, L, d_model = X.shape
     if d_model % num_heads:
         raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
-    return np.swapaxes(X.reshape(*batch, L, num_heads, d_model // num_heads), -2, -3)
+    X = X.reshape(*batch, L, num_heads, d_model // num_heads)   # (..., L, num_heads, d_k)
+    return np.swapaxes(X, -2, -3)                               # (..., num_heads, L, d_k)
 
 
 def merge_heads(X) -> np.ndarray:
@@ -57,10 +58,12 @@ def merge_heads(X) -> np.ndarray:
         X: ``(..., num_heads, L, d_k)``.
 
     Returns:
-        ``(..., L, num_heads * d_k)``.
+        ``(..., L, num_heads * d_k)``, i.e. ``(..., L, d_model)``.
+
+    Chapter 3: the concatenation of the heads is this reshape.
     """
-    X = np.swapaxes(as_real_array(X, "X", min_ndim=3), -2, -3)
-    return X.reshape(*X.shape[:-2], -1)
+    X = np.swapaxes(as_real_array(X, "X", min_ndim=3), -2, -3)  # (..., L, num_heads, d_k)
+    return X.reshape(*X.shape[:-2], -1)                         # (..., L, d_model)
 
 
 def multi_head_attention(X_q, X_kv, W_q, W_k, W_v, W_o, num_heads: int, mask=None,
@@ -73,7 +76,10 @@ def multi_head_attention(X_q, X_kv, W_q, W_k, W_v, W_o, num_heads: int, mask=Non
     Args:
         X_q: ``(..., L_q, d_model)`` sequence that asks (queries).
         X_kv: ``(..., L_k, d_model)`` sequence that answers (keys, values).
-        W_q, W_k, W_v, W_o: ``(d_model, d_model)`` projections, ``y = x @ W``.
+        W_q, W_k, W_v, W_o: ``(d_model, d_model)`` projections, ``y = x @ W``:
+            the book's ``W_Q``, ``W_K``, ``W_V``, ``W_O`` (lower-case here
+            because the ``params`` dicts of :mod:`course_lib.scratch.layers`
+            and existing callers use these names).
         num_heads: ``h``; must divide ``d_model``.
         mask: optional boolean, broadcastable to ``(..., num_heads, L_q,
             L_k)``; True means "may attend" (see :mod:`course_lib.scratch.masks`).
@@ -86,9 +92,11 @@ def multi_head_attention(X_q, X_kv, W_q, W_k, W_v, W_o, num_heads: int, mask=Non
 
     Chapter 3.
     """
-    Q = split_heads(linear(X_q, W_q, b_q, names=("X_q", "W_q", "b_q")), num_heads)
-    K = split_heads(linear(X_kv, W_k, b_k, names=("X_kv", "W_k", "b_k")), num_heads)
-    V = split_heads(linear(X_kv, W_v, b_v, names=("X_kv", "W_v", "b_v")), num_heads)
+    Q = split_heads(linear(X_q, W_q, b_q, names=("X_q", "W_q", "b_q")), num_heads)    # (..., num_heads, L_q, d_k)
+    K = split_heads(linear(X_kv, W_k, b_k, names=("X_kv", "W_k", "b_k")), num_heads)  # (..., num_heads, L_k, d_k)
+    V = split_heads(linear(X_kv, W_v, b_v, names=("X_kv", "W_v", "b_v")), num_heads)  # (..., num_heads, L_k, d_k)
+    # heads (..., num_heads, L_q, d_k), weights (..., num_heads, L_q, L_k)
     heads, weights = scaled_dot_product_attention(Q, K, V, mask)
-    output = linear(merge_heads(heads), W_o, b_o, names=("the concatenated heads", "W_o", "b_o"))
+    output = linear(merge_heads(heads), W_o, b_o,                 # (..., L_q, d_model) @ W_O -> (..., L_q, d_model)
+                    names=("the concatenated heads", "W_o", "b_o"))
     return output, weights

@@ -1,0 +1,8 @@
+"""Concept-level measurements, in NumPy or PyTorch; import the module you need.
+
+- ``complexity``: time and memory of self-attention against an RNN (chapter 5);
+- ``sizes``: parameters and FLOPs of published models, built on ``meta`` (chapters 6 and 7);
+- ``scaling``: why scores are divided by sqrt(d_k) (chapter 3);
+- ``positional``: the geometry of sinusoidal position vectors (chapter 4);
+- ``rnn``: vanishing gradients and sequential time of an RNN (chapter 1).
+"""

@@ -1,0 +1,1 @@
+"""Chapter 3: Multi-head attention (``ch03_multi_head``). Modules: exercises."""

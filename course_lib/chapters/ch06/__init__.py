@@ -1,0 +1,1 @@
+"""Chapter 6: Vision Transformer (``ch06_vit``). Modules: source, worked, errata, exercises."""

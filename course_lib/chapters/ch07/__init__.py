@@ -1,0 +1,1 @@
+"""Chapter 7: BERT and GPT (``ch07_bert_gpt``). Modules: source, errata, exercises."""

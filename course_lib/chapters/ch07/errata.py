@@ -1,0 +1,155 @@
+"""Errata of chapter 7 (BERT and GPT): errors in the source documents' *code*.
+
+Each erratum runs a faithful small copy of the source's code
+(:mod:`course_lib.chapters.ch07.source`) and shows, computed, what goes wrong
+(``evidence``); the chapter shows a working version.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import nn
+
+from ...display import Table
+from .._errata import Erratum
+from .source import SOURCE_SAMPLE_TEXTS, SOURCE_TEST_TEXTS, SourceBERTClassifier, SourceGPTGenerator, SourceTextProcessor
+
+__all__ = ["ERRATA", "run_source_gpt", "run_source_bert_classifier", "run_source_tokenizer"]
+
+CH07 = "book/ch07_bert_gpt"
+
+
+def _error(fn) -> str:
+    """``ok`` and the output shape, or the exception ``fn()`` raises, as text."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = fn()
+        return f"ok, shape {tuple(out.shape)}"
+    except Exception as e:  # the point is to show the error
+        return f"{type(e).__name__}: {e}"
+
+
+def run_source_gpt(B: int = 2, L: int = 7, d_model: int = 16) -> Table:
+    """Run the source's GPT step by step; each row shows what one step does (chapter 7)."""
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = SourceGPTGenerator(50, d_model, 2, 2).eval()
+    ids = torch.randint(50, (B, L))
+    x = m.embedding(ids)
+    mask = torch.triu(torch.ones(L, L), diagonal=1).bool()
+    fixed_pe = lambda: x + m.pos_encoding.pe[:L, 0]          # positions 0..L-1, added to x
+    batch_first = nn.TransformerDecoder(nn.TransformerDecoderLayer(d_model, 2, batch_first=True), 1)
+    rows = [
+        [f"model(input_ids), input_ids {tuple(ids.shape)}", _error(lambda: m(ids))],
+        ["1. pos_encoding(input_ids)", _error(lambda: m.pos_encoding(ids))],
+        [f"2. transformer(x, memory=None, tgt_mask), x {tuple(x.shape)} = (B, L, d)",
+         _error(lambda: m.transformer(fixed_pe(), memory=None, tgt_mask=mask))],
+        ["3. … with batch_first=True", _error(lambda: batch_first(fixed_pe(), memory=None,
+                                                                 tgt_mask=mask))],
+    ]
+    return Table(["call · 调用", "result · 结果"], rows,
+                 f"the source's GPTGenerator, B = {B}, L = {L}, d_model = {d_model}")
+
+
+def run_source_bert_classifier() -> Table:
+    """The source's classifier on BERTs of three widths (random small HF models, chapter 7)."""
+    with warnings.catch_warnings():           # transformers' first import may warn (tqdm)
+        warnings.simplefilter("ignore")
+        import transformers
+    transformers.logging.set_verbosity_error()
+    rows = []
+    for name, hidden in (("BERT-base width · 宽度", 768), ("all-MiniLM-L6-v2 width · 宽度", 384),
+                         ("BERT-large width · 宽度", 1024)):
+        torch.manual_seed(0)
+        config = transformers.BertConfig(vocab_size=50, hidden_size=hidden, num_hidden_layers=1,
+                                         num_attention_heads=4, intermediate_size=32,
+                                         max_position_embeddings=16)
+        clf = SourceBERTClassifier(transformers.BertModel(config).eval(), 2)
+        ids = torch.randint(50, (2, 5))
+        with torch.no_grad():
+            rows.append([f"{name} {hidden}", _error(lambda: clf(ids, torch.ones_like(ids)))])
+    return Table(["encoder · 编码器", "SourceBERTClassifier(...)(ids) → logits"], rows,
+                 "nn.Linear(768, num_classes) on pooler_output")
+
+
+def run_source_tokenizer() -> Table:
+    """What the source's tokenizer makes of its own Chinese demo (chapter 7)."""
+    p = SourceTextProcessor()
+    p.build_vocab(SOURCE_SAMPLE_TEXTS)
+    rows = [[f"vocabulary size · 词表大小", str(len(p.word_to_idx)), ""]]
+    for t in SOURCE_TEST_TEXTS:
+        seq = p.text_to_sequence(t)
+        rows.append([t, str(p.tokenize(t)), f"{seq[:4].tolist()} … ({int((seq == 0).sum())} × <PAD>)"])
+    return Table(["text · 文本", "tokens · 词元", "ids (max_len 128)"], rows,
+                 "the source's TextProcessor on its own demo · 原文的 TextProcessor 处理它自己的示例")
+
+
+
+def _tokenizer_details():
+    p = SourceTextProcessor()
+    p.build_vocab(SOURCE_SAMPLE_TEXTS)
+    return {"n": str(len(SOURCE_SAMPLE_TEXTS)), "size": str(len(p.word_to_idx))}
+
+
+ERRATA = [
+    Erratum(
+        "ch07-gpt-decoder", CH07, None, None,
+        "the source's GPT cannot run: positions from token ids, a (L, B) layer fed (B, L), "
+        "and memory=None",
+        "原文的 GPT 无法运行：用词元 id 算位置编码、把 (B, L) 输入喂给 (L, B) 的层，以及 memory=None",
+        "Three separate errors. (1) self.pos_encoding(input_ids) adds the encoding to the token "
+        "ids, integers of shape (B, L), instead of using the positions 0…L−1 and adding the "
+        "result to the embeddings; the tutorial encoding also indexes its table by the first "
+        "dimension, which here is the batch. (2) nn.TransformerDecoderLayer expects "
+        "(L, B, d_model) unless batch_first=True, so the (L, L) causal mask does not fit. "
+        "(3) nn.TransformerDecoder is the encoder–decoder decoder: every layer cross-attends to "
+        "memory, the encoder's output, and memory=None fails. A decoder-only model has no "
+        "encoder and no cross-attention: it is a stack of self-attention blocks with a causal "
+        "mask (nn.TransformerEncoder with mask=causal, or course_lib.models.GPT).",
+        "三处独立的错误。(1) self.pos_encoding(input_ids) 把位置编码加在词元 id（形状为 (B, L) 的"
+        "整数）上，而不是用位置 0…L−1 算出编码再加到嵌入上；教程里的位置编码还按第一个维度取表，"
+        "而这里第一个维度是批大小。(2) nn.TransformerDecoderLayer 默认输入是 (L, B, d_model)，"
+        "除非 batch_first=True，所以 (L, L) 的因果掩码对不上。(3) nn.TransformerDecoder 是编码器–"
+        "解码器结构里的解码器：每一层都要对 memory（编码器的输出）做交叉注意力，memory=None 直接"
+        "报错。只有解码器的模型没有编码器，也没有交叉注意力：它就是一叠带因果掩码的自注意力块"
+        "（nn.TransformerEncoder 加 mask=因果掩码，或 course_lib.models.GPT）。",
+        evidence=run_source_gpt),
+    Erratum(
+        "ch07-bert-768", CH07, None, None,
+        "the source's BERT classifier hard-codes the width 768",
+        "原文的 BERT 分类器把宽度 768 写死了",
+        "nn.Linear(768, num_classes) only fits BERT-base. Any other BERT — the 384-wide "
+        "all-MiniLM-L6-v2 used later in this chapter, or the 1024-wide BERT-large — fails at "
+        "the first batch. Take the width from the model: "
+        "nn.Linear(bert_model.config.hidden_size, num_classes). BERT's own classifier also puts "
+        "dropout before this layer (course_lib.models.BertClassifier does both). Using "
+        "pooler_output (tanh of a linear map of the [CLS] vector, trained by next-sentence "
+        "prediction) is what BERT does; it is absent only if the encoder was built without "
+        "its pooling layer.",
+        "nn.Linear(768, num_classes) 只适用于 BERT-base。换成别的 BERT——本章后面用到的 384 维 "
+        "all-MiniLM-L6-v2，或 1024 维的 BERT-large——第一批数据就会报错。宽度应从模型中读取："
+        "nn.Linear(bert_model.config.hidden_size, num_classes)。BERT 自己的分类器还在这一层之前"
+        "加了 dropout（course_lib.models.BertClassifier 两者都做了）。使用 pooler_output"
+        "（[CLS] 向量经线性变换再取 tanh，由下一句预测任务训练）正是 BERT 的做法；只有在构建"
+        "编码器时去掉了池化层，它才不存在。",
+        evidence=run_source_bert_classifier),
+    Erratum(
+        "ch07-tokenizer", CH07, None, None,
+        "the source's tokenizer turns every Chinese sentence into one unknown word",
+        "原文的分词器把每个中文句子变成一个未知词",
+        "The tokenizer splits on spaces. Chinese has none, so each of the {n} demo sentences "
+        "is a single 'word' that occurs once; min_freq=2 drops them all, and the vocabulary "
+        "holds only the {size} special tokens. Every sentence then becomes <UNK> followed by "
+        "padding, so the classifier sees the same input for every text and must give every "
+        "text the same answer, whatever it learns. Chinese needs characters (or a trained "
+        "subword vocabulary) as tokens: see course_lib.text.tokenize.",
+        "这个分词器按空格切分。中文没有空格，所以 {n} 个示例句子各自成为只出现一次的一个“词”；"
+        "min_freq=2 把它们全部过滤掉，词表里只剩 {size} 个特殊标记。于是每个句子都变成 <UNK> "
+        "加一串填充，分类器对所有文本看到的是同一个输入，无论学到什么，都只能给出同一个答案。"
+        "中文需要以字（或训练得到的子词词表）为词元：见 course_lib.text.tokenize。",
+        _tokenizer_details, evidence=run_source_tokenizer),
+]

@@ -1,0 +1,281 @@
+"""Chapter 5's lab: the source documents' digits-to-letters translation test, and its training.
+
+Chapter 5 (*The full Transformer*, ``ch05_transformer``) reproduces the
+source's ``test.py``: a :class:`~course_lib.models.Transformer` learns to
+translate digit sequences into letters (1 -> A, …, 5 -> E) with the source's
+vocabularies::
+
+    source: {0: <PAD>, 1: "1", …, 5: "5"}
+    target: {0: <PAD>, 1: "A", …, 5: "E", 6: <SOS>, 7: <EOS>}
+
+A digit and its letter share an id, so a target is the source plus
+``<SOS>``/``<EOS>``. ``SAMPLE_RULES`` lists candidate ways to build the
+source's 28 training samples; :func:`noam_lr` is the learning-rate schedule of
+the 2017 paper; :func:`train_translator` trains with it through
+:func:`course_lib.training.train`. The vocabularies are the source's own
+(:mod:`course_lib.chapters.ch05.source`), not the book's ``<sos>`` = 1 convention.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Sequence
+
+import torch
+import torch.nn.functional as F
+
+from .._validate import check_choice, check_positive_int, check_positive_number
+from ..chapters.ch05.source import TRANSLATION
+from ..training import train
+
+__all__ = ["PAD_ID", "SOS_ID", "EOS_ID", "DIGITS", "SAMPLE_RULES", "SOURCE_RULE", "training_sequences",
+           "all_sequences", "split_sequences", "make_batch", "make_translator", "noam_lr",
+           "train_translator", "full_loss", "translate", "expected_tokens", "exact_match"]
+
+PAD_ID, SOS_ID, EOS_ID = 0, 6, 7
+DIGITS = (1, 2, 3, 4, 5)
+
+
+def _all(lengths):
+    return [list(t) for L in lengths for t in itertools.product(DIGITS, repeat=L)]
+
+
+def _runs(lengths):
+    """Ascending runs of consecutive digits, e.g. [2, 3, 4]."""
+    return [list(range(a, a + L)) for L in lengths for a in DIGITS if a + L - 1 <= DIGITS[-1]]
+
+
+_SINGLES = [[d] for d in DIGITS]
+_DISTINCT_PAIRS = [[a, b] for a in DIGITS for b in DIGITS if a != b]
+
+#: Candidate rules for the source's training set: name -> list of digit sequences.
+SAMPLE_RULES: dict[str, list[list[int]]] = {
+    "all sequences of length 1–3 · 长度 1–3 的全部序列": _all((1, 2, 3)),
+    "all sequences of length 1–2 · 长度 1–2 的全部序列": _all((1, 2)),
+    "increasing, length 1–3 (subsets) · 严格递增，长度 1–3": [
+        list(c) for L in (1, 2, 3) for c in itertools.combinations(DIGITS, L)],
+    "non-decreasing, length 1–2 · 非递减，长度 1–2": [
+        list(c) for L in (1, 2) for c in itertools.combinations_with_replacement(DIGITS, L)],
+    "consecutive runs, length 1–3 · 连续递增串，长度 1–3": _runs((1, 2, 3)),
+    "consecutive runs, length 1–5 · 连续递增串，长度 1–5": _runs((1, 2, 3, 4, 5)),
+    "singles + distinct pairs · 单个 + 不同数字对": _SINGLES + _DISTINCT_PAIRS,
+    "all pairs + runs of 3 · 全部数字对 + 三连串": _all((2,)) + _runs((3,)),
+    "singles + distinct pairs + runs of 3 · 单个 + 不同数字对 + 三连串":
+        _SINGLES + _DISTINCT_PAIRS + _runs((3,)),
+}
+
+#: The rule the book adopts for the source's 28 samples (chapter 5 explains why).
+SOURCE_RULE = "singles + distinct pairs + runs of 3 · 单个 + 不同数字对 + 三连串"
+
+
+def training_sequences(rule: str = SOURCE_RULE) -> list[list[int]]:
+    """The digit sequences of one of ``SAMPLE_RULES`` (default: the book's choice, 28)."""
+    check_choice(rule, "rule", SAMPLE_RULES)
+    return [list(s) for s in SAMPLE_RULES[rule]]
+
+
+def all_sequences(lengths) -> list[list[int]]:
+    """Every digit sequence (digits 1–5) whose length is in ``lengths``."""
+    if isinstance(lengths, int) or not all(isinstance(L, int) and L >= 1 for L in lengths):
+        raise TypeError(f"lengths must be a list of positive integers, got {lengths!r}")
+    return _all(lengths)
+
+
+def split_sequences(lengths, held_out: float, seed: int = 0):
+    """Split :func:`all_sequences` into ``(train, held)``, stratified by length.
+
+    For each length in turn, its sequences are shuffled (one seeded
+    generator for all lengths) and ``round(held_out · count)`` of them are
+    held out, so every length keeps most of its sequences in training.
+
+    Args:
+        lengths: sequence lengths to include, e.g. ``(1, 2, 3, 4)``.
+        held_out: fraction in ``(0, 1)`` kept out of training.
+        seed: seed of the shuffle.
+    """
+    if not isinstance(held_out, float) or not 0 < held_out < 1:
+        raise ValueError(f"held_out must be a fraction in (0, 1), got {held_out!r}")
+    all_sequences(lengths)                                   # validates lengths
+    gen = torch.Generator().manual_seed(check_positive_int(seed, "seed", minimum=0))
+    train, held = [], []
+    for L in lengths:
+        seqs = _all((L,))
+        order = torch.randperm(len(seqs), generator=gen).tolist()
+        k = round(held_out * len(seqs))
+        held += [seqs[i] for i in order[:k]]
+        train += [seqs[i] for i in order[k:]]
+    return train, held
+
+
+def make_translator(d_model: int = 32, num_heads: int = 1, num_layers: int = 2, seed: int = 0,
+                    dropout: float = 0.0):
+    """A small :class:`~course_lib.models.Transformer` for the digits-to-letters task.
+
+    ``d_ff = 2 d_model``, ``max_len = 16``, ``dropout`` everywhere (default none). The embeddings are
+    drawn from ``N(0, 1/d_model)``, as in the paper's code: after the
+    model multiplies them by ``sqrt(d_model)`` their entries have size about
+    1, like the positional encoding's (PyTorch's default ``N(0, 1)`` would
+    make them ``sqrt(d_model)`` times larger and drown the positions).
+    """
+    from ..models import Transformer
+
+    torch.manual_seed(check_positive_int(seed, "seed", minimum=0))
+    model = Transformer(src_vocab=len(TRANSLATION["src_vocab"]), tgt_vocab=len(TRANSLATION["tgt_vocab"]),
+                        d_model=d_model, num_heads=num_heads, num_encoder_layers=num_layers,
+                        num_decoder_layers=num_layers, d_ff=2 * d_model, dropout=dropout, max_len=16)
+    with torch.no_grad():
+        for emb in (model.src_embed, model.tgt_embed):
+            torch.nn.init.normal_(emb.weight, std=d_model ** -0.5)
+            emb.weight[PAD_ID] = 0.0
+    return model
+
+
+def make_batch(seqs: Sequence[Sequence[int]]):
+    """Right-padded tensors for teacher forcing.
+
+    Args:
+        seqs: non-empty list of digit sequences (ids 1–5).
+
+    Returns:
+        ``(src, tgt_in, tgt_out)``: ``src`` ``(B, L)`` digits padded with 0;
+        ``tgt_in`` ``(B, L + 1)`` = ``<SOS> y_1 … y_n``; ``tgt_out``
+        ``(B, L + 1)`` = ``y_1 … y_n <EOS>`` (``L`` = longest sequence).
+    """
+    if isinstance(seqs, (str, bytes)) or not isinstance(seqs, Sequence) or len(seqs) == 0:
+        raise TypeError("seqs must be a non-empty list of digit sequences, e.g. [[3, 4], [5]]")
+    rows = []
+    for i, s in enumerate(seqs):
+        s = [int(d) for d in s] if isinstance(s, Sequence) else None
+        if not s or any(d not in DIGITS for d in s):
+            raise ValueError(f"seqs[{i}] must be a non-empty sequence of digits 1–5, got {seqs[i]!r}")
+        rows.append(s)
+    L = max(map(len, rows))
+
+    def pad(r, n):
+        return r + [PAD_ID] * (n - len(r))
+    src = torch.tensor([pad(r, L) for r in rows])
+    tgt_in = torch.tensor([pad([SOS_ID] + r, L + 1) for r in rows])
+    tgt_out = torch.tensor([pad(r + [EOS_ID], L + 1) for r in rows])
+    return src, tgt_in, tgt_out
+
+
+def noam_lr(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
+    """The learning rate of "Attention Is All You Need" (chapter 5).
+
+    ``factor · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)``: linear
+    growth for ``warmup`` steps, then decay like ``1/sqrt(step)``; the peak,
+    at ``step = warmup``, is ``factor / sqrt(d_model · warmup)``.
+
+    Args:
+        step: update number, counted from 1.
+        d_model, warmup: positive integers (the paper: 512 and 4000).
+        factor: overall scale (the paper: 1).
+    """
+    step = check_positive_int(step, "step")
+    d_model = check_positive_int(d_model, "d_model")
+    warmup = check_positive_int(warmup, "warmup")
+    factor = check_positive_number(factor, "factor")
+    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+
+
+def train_translator(model, seqs, steps: int, lr: Callable[[int], float], *,
+                     batch_size: int | None = None, seed: int = 0,
+                     log_every: int | None = None, log_decimals: int = 2,
+                     on_step: Callable | None = None) -> list[float]:
+    """Train a :class:`~course_lib.models.Transformer` on digit sequences: :func:`course_lib.training.train`
+    with this task's batches and loss.
+
+    Args:
+        model: the Transformer (``src_vocab = 6``, ``tgt_vocab = 8``).
+        seqs: the training sequences (see :func:`training_sequences`).
+        steps: number of updates.
+        lr: ``step -> learning rate`` for steps ``1 … steps``, e.g.
+            ``lambda s: noam_lr(s, 32, 50)`` or ``lambda s: 1e-3``.
+        batch_size: None for the whole set every step; otherwise each step
+            draws ``batch_size`` sequences at random (seeded).
+        seed: seeds the model's dropout and the batch draws.
+        log_every: print ``step k/steps · loss x`` every this many steps, with
+            the loss of that step (not a mean).
+        log_decimals: decimals of the printed loss.
+        on_step: optional ``f(step, model)`` called after every update
+            (e.g. to evaluate the model on the whole set); the model is back
+            in training mode afterwards.
+
+    Returns:
+        The loss of every step (``steps`` floats). Adam uses the paper's
+        ``betas = (0.9, 0.98)`` and ``eps = 1e-9``, no gradient clipping; the
+        model ends in ``eval()``.
+    """
+    steps = check_positive_int(steps, "steps")
+    if not callable(lr):
+        raise TypeError(f"lr must be a function step -> learning rate, got {type(lr).__name__}")
+    if batch_size is not None:
+        batch_size = check_positive_int(batch_size, "batch_size")
+    if log_every is not None:
+        log_every = check_positive_int(log_every, "log_every")
+    full = make_batch(seqs)
+    gen = torch.Generator().manual_seed(check_positive_int(seed, "seed", minimum=0))
+    if batch_size is None:
+        batches = [full] * steps
+    else:
+        batches = [make_batch([seqs[i] for i in torch.randint(0, len(seqs), (batch_size,), generator=gen).tolist()])
+                   for _ in range(steps)]
+
+    def report(step, loss):                       # train counts steps from 0, this task from 1
+        if on_step is not None:
+            on_step(step + 1, model)
+            model.train()
+        if log_every is not None and ((step + 1) % log_every == 0 or step + 1 == steps):
+            print(f"step {step + 1:>{len(str(steps))}}/{steps} · loss {loss:.{log_decimals}f}")
+
+    return train(model, batches.__getitem__, _loss, steps, lambda s: lr(s + 1), betas=(0.9, 0.98),
+                 eps=1e-9, seed=seed, clip=None, on_step=report)
+
+
+def _loss(model, batch) -> torch.Tensor:
+    src, tgt_in, tgt_out = batch
+    logits = model(src, tgt_in)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1), ignore_index=PAD_ID)
+
+
+@torch.no_grad()
+def full_loss(model, seqs) -> float:
+    """Teacher-forced cross-entropy over all of ``seqs`` in ``eval()`` mode (no dropout)."""
+    was_training = model.training
+    model.eval()
+    loss = _loss(model, make_batch(seqs))
+    model.train(was_training)
+    return float(loss)
+
+
+def translate(model, seqs, max_len: int = 6) -> list[list[str]]:
+    """Greedy translations as target tokens, ``<SOS>`` first, up to ``<EOS>``.
+
+    Args:
+        model: a trained Transformer.
+        seqs: digit sequences.
+        max_len: most tokens generated after ``<SOS>``.
+
+    Returns:
+        One list of strings per sequence, e.g. ``["<SOS>", "C", "D", "<EOS>"]``.
+    """
+    src = make_batch(seqs)[0]
+    out = model.greedy_decode(src, SOS_ID, EOS_ID, max_len=max_len).tolist()
+    vocab = TRANSLATION["tgt_vocab"]
+    result = []
+    for row in out:
+        row = row[:row.index(EOS_ID) + 1] if EOS_ID in row else row
+        result.append([vocab[SOS_ID]] + [vocab[t] for t in row])
+    return result
+
+
+def expected_tokens(seq: Sequence[int]) -> list[str]:
+    """The correct translation of ``seq`` as tokens: ``<SOS>``, letters, ``<EOS>``."""
+    vocab = TRANSLATION["tgt_vocab"]
+    return [vocab[SOS_ID]] + [vocab[d] for d in seq] + [vocab[EOS_ID]]
+
+
+def exact_match(model, seqs, max_len: int = 6) -> float:
+    """Fraction of ``seqs`` translated exactly right (every token, then ``<EOS>``)."""
+    got = translate(model, seqs, max_len)
+    return sum(g == expected_tokens(s) for g, s in zip(got, seqs)) / len(seqs)

@@ -1,0 +1,144 @@
+"""The built book in a real browser, served from 127.0.0.1 and opened from disk.
+
+Needs the book built (`make test` builds it first) and Debian's Chromium at
+/usr/bin/chromium, driven by the Python playwright package (no browser
+download). Without Chromium these tests skip, except under CI, where a
+missing browser is an error.
+"""
+
+import functools
+import http.server
+import os
+import threading
+from pathlib import Path
+from urllib.parse import quote, urlparse
+
+import pytest
+
+from toc import ROOT, pages
+
+HTML = ROOT / "_build" / "html"
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+pytestmark = pytest.mark.browser
+
+if not CHROMIUM.exists() or not (HTML / "index.html").exists():
+    why = ("Chromium is not installed at /usr/bin/chromium (apt-get install chromium)"
+           if not CHROMIUM.exists() else "the book is not built (run `make book`)")
+    if os.environ.get("CI"):
+        raise RuntimeError(f"browser tests cannot run under CI: {why}")
+    pytest.skip(f"browser tests skipped: {why}", allow_module_level=True)
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def server():
+    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        yield b
+        b.close()
+
+
+def _base(kind, server):
+    return server if kind == "http" else HTML.as_uri()
+
+
+def _open(browser, url):
+    """Open url in a fresh context; return (page, console errors, foreign requests)."""
+    context = browser.new_context()
+    page = context.new_page()
+    errors, foreign = [], []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+
+    def check(request):
+        u = urlparse(request.url)
+        if u.scheme not in ("file", "data", "blob", "about") and u.hostname != "127.0.0.1":
+            foreign.append(request.url)
+    page.on("request", check)
+    page.goto(url, wait_until="load")
+    return page, errors, foreign
+
+
+def _wait_rendered(page):
+    page.wait_for_function("() => !window.MathJax || (window.MathJax.startup && "
+                           "window.MathJax.startup.promise)", timeout=20000)
+    page.evaluate("() => window.MathJax ? window.MathJax.startup.promise : null")
+    page.wait_for_function("() => [...document.querySelectorAll('pre.mermaid')]"
+                           ".every(p => p.querySelector('svg'))", timeout=30000)
+
+
+@pytest.mark.parametrize("kind", ["http", "file"])
+@pytest.mark.parametrize("page_path", pages())
+def test_page_renders_offline(browser, server, kind, page_path):
+    page, errors, foreign = _open(browser, f"{_base(kind, server)}/{page_path}.html")
+    _wait_rendered(page)
+    n_math = page.locator("div.math, span.math").count()
+    n_mjx = page.locator("mjx-container").count()
+    if n_math:
+        assert n_mjx >= n_math, f"{page_path}: {n_math} formulas but {n_mjx} rendered by MathJax"
+    assert "$$" not in page.inner_text("article"), f"{page_path}: raw $$ left in the text"
+    n_diagrams = page.locator("pre.mermaid").count()
+    assert page.locator("pre.mermaid svg").count() == n_diagrams
+    assert not foreign, f"{page_path}: requests to other hosts: {foreign}"
+    assert not errors, f"{page_path}: console errors: {errors}"
+    page.context.close()
+
+
+def _visible(page, selector):
+    return page.evaluate(
+        f"() => [...document.querySelectorAll('{selector}')].filter(e => e.offsetParent !== null).length")
+
+
+@pytest.mark.parametrize("kind", ["http", "file"])
+def test_language_switch_hides_shows_and_persists(browser, server, kind):
+    base = _base(kind, server)
+    page, errors, _ = _open(browser, f"{base}/book/ch02_worked_qkv.html")
+    n_en, n_zh = page.locator(".lang-en").count(), page.locator(".lang-zh").count()
+    assert n_en > 5 and n_zh > 5
+    assert _visible(page, ".lang-en") == n_en and _visible(page, ".lang-zh") == n_zh  # default: both
+
+    page.click(".course-lang-switch button[value=en]")
+    assert _visible(page, ".lang-zh") == 0 and _visible(page, ".lang-en") == n_en
+    page.reload(wait_until="load")
+    assert _visible(page, ".lang-zh") == 0, "the choice did not survive a reload"
+    assert page.get_attribute(".course-lang-switch button[value=en]", "aria-pressed") == "true"
+    page.goto(f"{base}/book/intro.html", wait_until="load")
+    assert _visible(page, ".lang-zh") == 0, "the choice did not carry to another page"
+
+    page.click(".course-lang-switch button[value=zh]")
+    assert _visible(page, ".lang-en") == 0 and _visible(page, ".lang-zh") > 0
+    page.click(".course-lang-switch button[value=both]")
+    assert _visible(page, ".lang-en") > 0 and _visible(page, ".lang-zh") > 0
+    assert not errors
+    page.context.close()
+
+
+@pytest.mark.parametrize("kind", ["http", "file"])
+@pytest.mark.parametrize("query", ["attention", "注意力", "softmax", "勘误"])
+def test_search_finds_pages_in_both_languages(browser, server, kind, query):
+    page, errors, foreign = _open(browser, f"{_base(kind, server)}/search.html?q={quote(query)}")
+    page.wait_for_selector("#search-results li", timeout=20000)
+    links = page.eval_on_selector_all("#search-results li a", "els => els.map(e => e.href)")
+    assert any("ch02_worked_qkv" in link or "errata" in link for link in links), (
+        f"search for {query!r} found {links}")
+    assert not errors and not foreign
+    page.context.close()

@@ -1,0 +1,215 @@
+"""``course_lib.models`` against ``torch.nn`` (weights copied with ``from_torch``).
+
+Our masks use True = may attend; ``torch.nn``'s use True = blocked, hence ``~``.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from course_lib import scratch
+from course_lib.models import (AdditiveAttention, DecoderLayer, EncoderLayer, LearnedPositionalEncoding,
+                               MultiHeadAttention, Seq2Seq, SinusoidalPositionalEncoding, Transformer)
+
+B, L_Q, L_K, D, H, D_FF = 2, 4, 5, 8, 2, 16
+ATOL = 1e-5
+
+
+def randn(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+MASKS = {
+    "none": None,
+    "padding": torch.tensor([[True] * L_K, [True] * 3 + [False] * 2])[:, None, None, :],  # (B, 1, 1, L_K)
+    "per-query": (randn(L_Q, L_K, seed=9) > -0.3) | torch.eye(L_Q, L_K, dtype=torch.bool),
+}
+
+
+def torch_attn_mask(mask):
+    """Our mask as ``nn.MultiheadAttention``'s ``(B*H, L_q, L_k)`` blocked-mask."""
+    return None if mask is None else ~mask.expand(B, H, L_Q, L_K).reshape(B * H, L_Q, L_K)
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+@pytest.mark.parametrize("mask_name", MASKS)
+def test_multi_head_attention_matches_torch(mask_name, need_weights):
+    torch.manual_seed(0)
+    theirs = nn.MultiheadAttention(D, H, batch_first=True).eval()
+    ours = MultiHeadAttention.from_torch(theirs).eval()
+    q, kv = randn(B, L_Q, D, seed=1), randn(B, L_K, D, seed=2)
+    mask = MASKS[mask_name]
+    with torch.no_grad():
+        expected, expected_w = theirs(q, kv, kv, attn_mask=torch_attn_mask(mask),
+                                      average_attn_weights=False)
+        out, w = ours(q, kv, kv, mask=mask, need_weights=need_weights)
+    torch.testing.assert_close(out, expected, atol=ATOL, rtol=ATOL)
+    if need_weights:
+        torch.testing.assert_close(w, expected_w, atol=ATOL, rtol=ATOL)
+    else:
+        assert w is None
+
+
+def test_from_torch_without_bias_matches_torch():
+    torch.manual_seed(0)
+    theirs = nn.MultiheadAttention(D, H, bias=False, batch_first=True).eval()
+    ours = MultiHeadAttention.from_torch(theirs)
+    assert ours.q_proj.bias is None
+    x = randn(B, L_Q, D)
+    with torch.no_grad():
+        torch.testing.assert_close(ours(x, x, x)[0], theirs(x, x, x)[0], atol=ATOL, rtol=ATOL)
+
+
+def test_fast_and_explicit_paths_agree_and_fully_masked_rows_are_zero():
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(D, H, bias=False).eval()          # no bias: a blocked row outputs exactly 0
+    q, kv = randn(B, L_Q, D, seed=1), randn(B, L_K, D, seed=2)
+    mask = torch.ones(B, 1, L_Q, L_K, dtype=torch.bool)
+    mask[0, 0, 1] = False                                       # query 1 of sequence 0 sees nothing
+    fast, _ = mha(q, kv, kv, mask=mask)
+    explicit, w = mha(q, kv, kv, mask=mask, need_weights=True)
+    torch.testing.assert_close(fast, explicit, atol=ATOL, rtol=ATOL)
+    assert torch.isfinite(fast).all()
+    assert torch.equal(fast[0, 1], torch.zeros(D)) and torch.equal(w[0, :, 1], torch.zeros(H, L_K))
+    torch.testing.assert_close(w.sum(-1)[1], torch.ones(H, L_Q))
+    fast.sum().backward()
+    assert all(torch.isfinite(p.grad).all() for p in mha.parameters())
+
+
+def test_dropout_acts_in_training_only():
+    mha = MultiHeadAttention(D, H, dropout=0.5)
+    x = randn(B, L_Q, D)
+    assert not torch.equal(mha(x, x, x)[0], mha(x, x, x)[0])
+    mha.eval()
+    assert torch.equal(mha(x, x, x)[0], mha(x, x, x)[0])
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_encoder_layer_matches_torch(norm_first, activation):
+    torch.manual_seed(0)
+    theirs = nn.TransformerEncoderLayer(D, H, D_FF, dropout=0.1, activation=activation,
+                                        batch_first=True, norm_first=norm_first, layer_norm_eps=1e-6).eval()
+    ours = EncoderLayer.from_torch(theirs).eval()
+    assert (ours.activation, ours.norm_first, ours.norm1.eps) == (activation, norm_first, 1e-6)
+    x, padding = randn(B, L_K, D), MASKS["padding"]
+    with torch.no_grad():
+        expected = theirs(x, src_key_padding_mask=~padding[:, 0, 0])
+        got, w = ours(x, mask=padding, need_weights=True)
+    torch.testing.assert_close(got, expected, atol=ATOL, rtol=ATOL)
+    assert w.shape == (B, H, L_K, L_K) and torch.all(w[1, :, :, 3:] == 0)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoder_layer_matches_torch(norm_first):
+    torch.manual_seed(0)
+    theirs = nn.TransformerDecoderLayer(D, H, D_FF, batch_first=True, norm_first=norm_first,
+                                        activation=nn.GELU(approximate="tanh")).eval()
+    ours = DecoderLayer.from_torch(theirs).eval()
+    assert ours.activation == "gelu_tanh"
+    y, memory, padding = randn(B, L_Q, D, seed=1), randn(B, L_K, D, seed=2), MASKS["padding"]
+    causal = torch.ones(L_Q, L_Q, dtype=torch.bool).tril()
+    with torch.no_grad():
+        expected = theirs(y, memory, tgt_mask=~causal, memory_key_padding_mask=~padding[:, 0, 0])
+        got, (w_self, w_cross) = ours(y, memory, self_mask=causal, cross_mask=padding, need_weights=True)
+    torch.testing.assert_close(got, expected, atol=ATOL, rtol=ATOL)
+    assert w_self.shape == (B, H, L_Q, L_Q) and w_cross.shape == (B, H, L_Q, L_K)
+
+
+def test_positional_encodings_add_the_table_at_an_offset():
+    pe = SinusoidalPositionalEncoding(6, max_len=10)
+    out = pe(torch.zeros(1, 3, 6), offset=4)
+    for pos in range(3):
+        for i in range(0, 6, 2):
+            angle = (pos + 4) / 10000 ** (i / 6)
+            assert out[0, pos, i].item() == pytest.approx(math.sin(angle), abs=1e-6)
+            assert out[0, pos, i + 1].item() == pytest.approx(math.cos(angle), abs=1e-6)
+    learned = LearnedPositionalEncoding(6, max_len=10)
+    x = randn(2, 3, 6)
+    torch.testing.assert_close(learned(x, offset=2), x + learned.embedding.weight[2:5])
+
+
+def make_batch(vocab=11, L_s=7, L_t=6):
+    src = torch.randint(3, vocab, (B, L_s), generator=torch.Generator().manual_seed(0))
+    src[1, 4:] = 0                                        # pad_id = 0
+    tgt_in = torch.randint(3, vocab, (B, L_t), generator=torch.Generator().manual_seed(1))
+    return src, tgt_in
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_shapes_greedy_decode_and_cross_attention(norm_first):
+    torch.manual_seed(0)
+    model = Transformer(src_vocab=11, tgt_vocab=13, d_model=D, num_heads=H, num_encoder_layers=2,
+                        num_decoder_layers=2, d_ff=D_FF, max_len=32, norm_first=norm_first).eval()
+    src, tgt_in = make_batch()
+    assert model(src, tgt_in).shape == (B, 6, 13)
+    out = model.greedy_decode(src, sos_id=1, eos_id=2, max_len=9)
+    assert out.dtype == torch.long and out.shape[0] == B and 1 <= out.shape[1] <= 9
+    for row in out.tolist():                              # nothing but padding after <eos>
+        if 2 in row:
+            assert all(tok == 0 for tok in row[row.index(2) + 1:])
+    w = model.cross_attention_weights(src, tgt_in)
+    assert w.shape == (2, B, H, 6, 7)
+    torch.testing.assert_close(w.sum(-1), torch.ones(2, B, H, 6))
+    assert torch.all(w[:, 1, ..., 4:] == 0)               # padded source positions get no attention
+
+
+def test_transformer_trains_a_little():
+    torch.manual_seed(0)
+    model = Transformer(src_vocab=11, tgt_vocab=11, d_model=D, num_heads=H, num_encoder_layers=1,
+                        num_decoder_layers=1, d_ff=D_FF, dropout=0.0, max_len=16)
+    src, _ = make_batch()
+    tgt = torch.cat([torch.ones(B, 1, dtype=torch.long), src], dim=1)     # learn to copy
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(30):
+        loss = nn.functional.cross_entropy(model(src, tgt[:, :-1]).flatten(0, 1), tgt[:, 1:].flatten(),
+                                           ignore_index=0)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+
+
+@pytest.mark.parametrize("attention", [False, True])
+def test_seq2seq_shapes_and_weights(attention):
+    torch.manual_seed(0)
+    model = Seq2Seq(11, 13, emb=8, hidden=12, attention=attention)
+    src, tgt_in = make_batch()
+    logits, w = model(src, tgt_in)
+    assert logits.shape == (B, 6, 13)
+    tokens, w_greedy = model.greedy_decode(src, sos_id=1, eos_id=2, max_len=5)
+    assert tokens.dtype == torch.long and tokens.shape[0] == B and tokens.shape[1] <= 5
+    if not attention:
+        assert w is None and w_greedy is None
+        return
+    assert w.shape == (B, 6, 7) and w_greedy.shape == (B, tokens.shape[1], 7)
+    torch.testing.assert_close(w.sum(-1), torch.ones(B, 6))
+    assert torch.all(w[1, :, 4:] == 0)
+
+
+def test_seq2seq_fixed_context_is_the_state_at_the_last_real_token():
+    """Without attention the context is h_L, taken before the padding."""
+    torch.manual_seed(0)
+    model = Seq2Seq(11, 13, emb=8, hidden=12, attention=False)
+    src, tgt_in = make_batch()
+    H_states, h_last, _ = model.encode(src)
+    torch.testing.assert_close(h_last[1], H_states[1, 3])   # row 1 has 4 real tokens
+
+
+def test_additive_attention_module_matches_scratch():
+    torch.manual_seed(0)
+    attn = AdditiveAttention(d_s=3, d_h=4, d_a=5)
+    s, Hs = randn(B, 3, seed=1), randn(B, 6, 4, seed=2)
+    mask = torch.ones(B, 6, dtype=torch.bool)
+    mask[0, 5] = False
+    context, w = attn(s, Hs, mask)
+    c_np, w_np = scratch.additive_attention(s.numpy(), Hs.numpy(), attn.W_s.weight.detach().T.numpy(),
+                                            attn.W_h.weight.detach().T.numpy(),
+                                            attn.v.weight.detach()[0].numpy(), mask=mask.numpy())
+    np.testing.assert_allclose(context.detach().numpy(), c_np, atol=ATOL)
+    np.testing.assert_allclose(w.detach().numpy(), w_np, atol=ATOL)

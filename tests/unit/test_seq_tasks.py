@@ -1,0 +1,177 @@
+"""Chapter 1's lab (course_lib.labs.seq_tasks), the training loop (course_lib.training) and
+RNN analysis (course_lib.analysis.rnn)."""
+
+import numpy as np
+import pytest
+import torch
+
+from course_lib.analysis import rnn as rnn_analysis
+from course_lib.labs import seq_tasks as tasks
+from course_lib.models import Seq2Seq
+from course_lib.text import EOS_ID, PAD_ID, SOS_ID, Vocab
+from course_lib.training import train
+
+
+# --- data --------------------------------------------------------------------------------------
+
+def test_seq2seq_batch_pads_and_adds_sos_eos():
+    src, tgt_in, tgt_out = tasks.seq2seq_batch([[3, 4, 5], [6]], [[7, 8], [9, 10, 11]])
+    assert src.tolist() == [[3, 4, 5], [6, PAD_ID, PAD_ID]]
+    assert tgt_in.tolist() == [[SOS_ID, 7, 8, PAD_ID], [SOS_ID, 9, 10, 11]]
+    assert tgt_out.tolist() == [[7, 8, EOS_ID, PAD_ID], [9, 10, 11, EOS_ID]]
+    assert src.dtype == tgt_in.dtype == tgt_out.dtype == torch.long
+
+
+@pytest.mark.parametrize("task", tasks.TASKS)
+def test_sequence_batch_copy_and_reverse(task):
+    lengths = [5, 2, 7]
+    src, tgt_in, tgt_out = tasks.sequence_batch(task, lengths, n_symbols=6, seed=3)
+    assert src.shape == (3, 7) and tgt_in.shape == tgt_out.shape == (3, 8)
+    for b, L in enumerate(lengths):
+        s = src[b, :L]
+        assert (src[b, L:] == PAD_ID).all()
+        assert ((s >= 3) & (s < 9)).all()
+        expected = s if task == "copy" else s.flip(0)
+        assert torch.equal(tgt_out[b, :L], expected) and tgt_out[b, L] == EOS_ID
+        assert tgt_in[b, 0] == SOS_ID and torch.equal(tgt_in[b, 1:L + 1], expected)
+        assert (tgt_out[b, L + 1:] == PAD_ID).all() and (tgt_in[b, L + 1:] == PAD_ID).all()
+
+
+def test_batches_are_seeded():
+    a = tasks.sequence_batch("copy", [6] * 4, 5, seed=1)
+    b = tasks.sequence_batch("copy", [6] * 4, 5, seed=1)
+    c = tasks.sequence_batch("copy", [6] * 4, 5, seed=2)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert not torch.equal(a[0], c[0])
+    fn = tasks.length_sampler("reverse", 8, 3, 9, 5, seed=0)
+    first = [fn(s)[0] for s in range(5)]
+    fn(17)  # calling another step in between changes nothing
+    assert all(torch.equal(x, fn(s)[0]) for s, x in enumerate(first))
+    assert all(x.shape[0] == 8 and 3 <= x.shape[1] <= 9 for x in first)
+
+
+def test_vocab_and_symbol_vocab():
+    v = tasks.symbol_vocab(3)
+    assert v.itos == ["<pad>", "<sos>", "<eos>", "a", "b", "c"] and len(v) == 6
+    assert v.decode([3, 5, EOS_ID, 4], strip=True) == ["a", "c"]
+    assert tasks.symbol_vocab(60).itos[-1] == "s59"
+
+
+def test_toy_corpus():
+    src_vocab, tgt_vocab, src_rows, tgt_rows = tasks.toy_corpus_pairs()
+    pairs = dict(tasks.TOY_CORPUS)
+    assert pairs["I love deep learning"] == "j' aime l' apprentissage profond"
+    assert len(src_rows) == len(tgt_rows) == len(tasks.TOY_CORPUS)
+    k = list(pairs).index("I love deep learning")
+    assert tgt_vocab.decode(tgt_rows[k]) == "j' aime l' apprentissage profond".split()
+    assert len(set(tasks.TOY_CORPUS)) == len(tasks.TOY_CORPUS)
+
+
+# --- training ----------------------------------------------------------------------------------
+
+def test_train_reduces_loss_and_is_deterministic(capsys):
+    torch.set_num_threads(2)
+
+    def run():
+        torch.manual_seed(0)
+        model = Seq2Seq(7, 7, 8, 16, attention=True)
+        batches = tasks.length_sampler("copy", 16, 2, 4, n_symbols=4, seed=0)
+        return train(model, batches, tasks.seq2seq_loss, steps=60, lr=1e-2,
+                     log_every=30, name="copy"), model
+
+    losses, model = run()
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("copy · step 30/60 · loss ")
+    assert len(out.splitlines()) == 2
+    assert len(losses) == 60 and np.mean(losses[-10:]) < 0.6 * np.mean(losses[:10])
+    assert not model.training
+    assert run()[0] == losses
+    acc = tasks.accuracy_by_length(model, "copy", [2, 3], n_symbols=4, n_per_length=10)
+    assert acc.shape == (2,) and ((0 <= acc) & (acc <= 1)).all()
+
+
+def test_train_warmup_and_plain_loss_fn():
+    model = torch.nn.Linear(2, 1)
+    x, y = torch.randn(32, 2), torch.randn(32, 1)
+    losses = train(model, lambda step: (x, y),
+                   lambda m, b: ((m(b[0]) - b[1]) ** 2).mean(), steps=50, lr=0.05, warmup=10)
+    assert losses[-1] < losses[0]
+
+
+# --- RNN analysis ------------------------------------------------------------------------------
+
+def test_gradient_norms_vanish_and_match_the_jacobian_product():
+    norms = rnn_analysis.rnn_gradient_norms(30, hidden=16, batch_size=4)
+    assert norms.shape == (30,) and norms[-1] == pytest.approx(1.0)
+    assert norms[0] < 1e-3 * norms[-1]
+    # the NumPy product of Jacobians gives the same numbers on one sequence
+    torch.manual_seed(0)
+    cell = torch.nn.RNNCell(8, 8)
+    x = torch.randn(12, 8)
+    h, states = torch.zeros(1, 8), []
+    for t in range(12):
+        h = cell(x[t:t + 1], h)
+        h.retain_grad()
+        states.append(h)
+    u = torch.randn(8)
+    (h[0] @ u).backward()
+    auto = [s.grad[0].norm().item() for s in states]
+    ours = rnn_analysis.jacobian_product_norms(cell.weight_hh.detach().T.numpy(),
+                                               torch.cat(states).detach().numpy(), u.numpy())
+    np.testing.assert_allclose(ours, auto, rtol=1e-4)
+
+
+def test_timing_helpers():
+    assert rnn_analysis.min_time(lambda: None, repeats=2) >= 0
+    t = rnn_analysis.sequential_vs_parallel_times([4, 8], d_model=8, repeats=1)
+    assert t["rnn"].shape == t["attention"].shape == (2,) and (t["rnn"] > 0).all()
+
+
+# --- bad input ---------------------------------------------------------------------------------
+
+BAD = {
+    "unknown task": (lambda: tasks.sequence_batch("sort", [3], 4), ValueError, r"task must be one of"),
+    "lengths int": (lambda: tasks.sequence_batch("copy", 3, 4), TypeError, r"lengths must be a non-empty list"),
+    "length zero": (lambda: tasks.sequence_batch("copy", [0], 4), ValueError, r"lengths\[i\] must be an integer >= 1"),
+    "n_symbols zero": (lambda: tasks.sequence_batch("copy", [3], 0), ValueError, r"n_symbols must be an integer >= 1"),
+    "negative seed": (lambda: tasks.sequence_batch("copy", [3], 4, seed=-1), TypeError, r"seed must be a non-negative"),
+    "max < min": (lambda: tasks.length_sampler("copy", 4, 9, 3, 4), ValueError, r"max_len must be >= min_len"),
+    "special id in rows": (lambda: tasks.seq2seq_batch([[1, 3]], [[3]]), ValueError, r"src_rows\[0\] must hold real token ids >= 3"),
+    "float ids": (lambda: tasks.seq2seq_batch([[3.0]], [[3]]), TypeError, r"src_rows\[0\] must hold integer token ids"),
+    "empty row": (lambda: tasks.seq2seq_batch([[3]], [[]]), ValueError, r"tgt_rows\[0\] must be a non-empty list"),
+    "row counts": (lambda: tasks.seq2seq_batch([[3], [4]], [[3]]), ValueError, r"same length, got 2 and 1"),
+    "vocab special": (lambda: Vocab(["a", "<eos>"]), ValueError, r"must not contain the special token '<eos>'"),
+    "vocab string": (lambda: Vocab("abc"), TypeError, r"tokens must be a sequence of strings"),
+    "unknown word": (lambda: Vocab(["a"]).encode(["b"]), ValueError, r"'b', which is not in the vocabulary"),
+    "corpus": (lambda: tasks.toy_corpus_pairs([("a b", "")]), TypeError, r"pairs must be a non-empty list"),
+    "train model": (lambda: train("net", lambda s: 0, tasks.seq2seq_loss, 1, 0.1), TypeError,
+                    r"model must be a torch.nn.Module"),
+    "train batches": (lambda: train(torch.nn.Linear(1, 1), None, tasks.seq2seq_loss, 1, 0.1), TypeError,
+                      r"batches_fn must be callable"),
+    "train steps": (lambda: train(torch.nn.Linear(1, 1), lambda s: 0, tasks.seq2seq_loss, 0, 0.1),
+                    ValueError, r"steps must be an integer >= 1, got 0"),
+    "train lr": (lambda: train(torch.nn.Linear(1, 1), lambda s: 0, tasks.seq2seq_loss, 1, -1.0),
+                 ValueError, r"lr must be a positive number"),
+    "train scalar": (lambda: train(torch.nn.Linear(1, 1), lambda s: 0, lambda m, b: torch.zeros(2), 1, 0.1),
+                     TypeError, r"loss_fn must return a scalar tensor"),
+    "loss batch": (lambda: tasks.seq2seq_loss(torch.nn.Linear(1, 1), (1, 2)), TypeError,
+                   r"batch must be the triple"),
+    "accuracy lengths": (lambda: tasks.accuracy_by_length(None, "copy", 5, 4), TypeError,
+                         r"lengths must be a non-empty list"),
+    "grad cell": (lambda: rnn_analysis.rnn_gradient_norms(5, cell="lstm"), ValueError, r"cell must be one of"),
+    "grad T": (lambda: rnn_analysis.rnn_gradient_norms(0), ValueError, r"T must be an integer >= 1"),
+    "jacobian W_h": (lambda: rnn_analysis.jacobian_product_norms(np.zeros((2, 3)), np.zeros((4, 2)), np.zeros(2)),
+                     ValueError, r"W_h must be a square"),
+    "jacobian states": (lambda: rnn_analysis.jacobian_product_norms(np.eye(2), np.zeros((4, 3)), np.zeros(2)),
+                        ValueError, r"states must have shape \(T, d_h=2\)"),
+    "min_time fn": (lambda: rnn_analysis.min_time(3), TypeError, r"fn must be callable"),
+    "timing lengths": (lambda: rnn_analysis.sequential_vs_parallel_times(8), TypeError,
+                       r"lengths must be a non-empty list"),
+}
+
+
+@pytest.mark.parametrize("name", BAD)
+def test_bad_input_is_named(name):
+    call, exc, pattern = BAD[name]
+    with pytest.raises(exc, match=pattern):
+        call()
