@@ -77,15 +77,39 @@ def test_samples_stay_in_the_top_k(gpt, prompt):
     assert (top3 == ids[:, prompt.shape[1]:, None]).any(-1).all()
 
 
-def test_sampling_follows_the_softmax(gpt):
-    """With temperature T, token frequencies approach softmax(logits / T)."""
-    prompt = torch.tensor([[3, 1, 4]]).repeat(4000, 1)
-    draws = gpt.generate(prompt, 1, temperature=2.0,
-                         generator=torch.Generator().manual_seed(5))[:, -1]
+@pytest.fixture
+def peaked_gpt(gpt):
+    """The fixture GPT with logits spread over several units, so the temperature matters."""
     with torch.no_grad():
-        p = torch.softmax(gpt(prompt[:1])[0, -1] / 2.0, dim=-1)
-    freq = torch.bincount(draws, minlength=40).float() / len(draws)
-    assert (freq - p).abs().max() < 0.03
+        gpt.lm_head.weight.mul_(10.0)
+    return gpt
+
+
+@pytest.mark.parametrize("temperature", [0.5, 2.0])
+def test_sampling_draws_from_softmax_of_logits_over_temperature(peaked_gpt, temperature):
+    """One step of sampling is torch.multinomial on softmax(logits / T), draw for draw."""
+    prompt = torch.tensor([[3, 1, 4]]).repeat(2000, 1)
+    drawn = peaked_gpt.generate(prompt, 1, temperature=temperature,
+                                generator=torch.Generator().manual_seed(5))[:, -1]
+    with torch.no_grad():
+        logits = peaked_gpt(prompt[:1])[0, -1]
+    p = torch.softmax(logits / temperature, dim=-1).repeat(2000, 1)
+    expected = torch.multinomial(p, 1, generator=torch.Generator().manual_seed(5))[:, 0]
+    assert torch.equal(drawn, expected)
+
+
+def test_sampling_frequencies_follow_the_softmax(peaked_gpt):
+    """Statistically: 8,000 draws at T = 2 match softmax(logits / 2), not softmax(logits · 2)."""
+    n, T = 8_000, 2.0
+    prompt = torch.tensor([[3, 1, 4]]).repeat(n, 1)
+    draws = peaked_gpt.generate(prompt, 1, temperature=T, generator=torch.Generator().manual_seed(5))[:, -1]
+    with torch.no_grad():
+        logits = peaked_gpt(prompt[:1])[0, -1]
+    freq = torch.bincount(draws, minlength=40).double() / n
+    right, wrong = torch.softmax(logits / T, -1).double(), torch.softmax(logits * T, -1).double()
+    tv = lambda a, b: 0.5 * (a - b).abs().sum().item()                 # total variation distance
+    assert tv(right, wrong) > 0.5            # the two hypotheses are far apart, so the test has power
+    assert tv(freq, right) < 0.06            # sampling noise at n = 8000: about 0.03, never above 0.04 in 300 trials
 
 
 def test_generate_uses_eval_mode_and_restores_training(gpt, prompt):

@@ -42,18 +42,28 @@ def test_font_file_exists():
     assert plotting.cjk_font_path().suffix == ".otf"
 
 
-def test_heatmap_draws_values():
+def test_heatmap_draws_each_value_in_its_own_cell():
+    """An asymmetric, non-square matrix: a transposed cell, label or image shows up."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     plotting.setup()
+    M = np.array([[0.1, 0.2, 0.7],
+                  [0.6, 0.3, 0.1]])
     fig, ax = plt.subplots()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        plotting.heatmap(np.eye(2), ax=ax, decimals=1, row_labels=["查询", "b"], col_labels=["x", "y"])
+        im = plotting.heatmap(M, ax=ax, decimals=1, row_labels=["查询 1", "q2"], col_labels=["k1", "k2", "k3"])
         fig.canvas.draw()
-    assert [t.get_text() for t in ax.texts] == ["1.0", "0.0", "0.0", "1.0"]
+    np.testing.assert_array_equal(im.get_array(), M)                  # row i of the image is query i
+    drawn = {(round(t.get_position()[1]), round(t.get_position()[0])): t.get_text() for t in ax.texts}
+    assert drawn == {(i, j): f"{M[i, j]:.1f}" for i in range(2) for j in range(3)}   # text at (x=j, y=i)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["查询 1", "q2"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["k1", "k2", "k3"]
+    # the darkest cell gets white text, the rest black
+    colours = {(round(t.get_position()[1]), round(t.get_position()[0])): t.get_color() for t in ax.texts}
+    assert colours[(0, 2)] == "white" and colours[(0, 0)] == "black"
     plt.close(fig)
 
 
