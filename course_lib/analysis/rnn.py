@@ -139,7 +139,7 @@ def sequential_vs_parallel_times(lengths, d_model: int = 64, batch_size: int = 1
 
     - ``"rnn"``: ``h_t = tanh(x_t W_x + h_{t-1} W_h + b)``, one
       ``torch.nn.RNNCell`` call per step: step ``t`` needs ``h_{t-1}``;
-    - ``"attention"``: ``softmax(Q Kᵀ / √d) V`` with ``Q, K, V = X W_q, X W_k, X W_v``,
+    - ``"attention"``: ``softmax(Q Kᵀ / √d) V`` with ``Q, K, V = X W_Q, X W_K, X W_V``,
       a handful of matrix products covering all positions at once.
 
     Each is timed ``repeats`` times, alternating, and the fastest run is kept.
@@ -155,7 +155,7 @@ def sequential_vs_parallel_times(lengths, d_model: int = 64, batch_size: int = 1
     lengths = [check_positive_int(int(L), "lengths[i]") for L in lengths]
     torch.manual_seed(check_positive_int(seed, "seed", minimum=0))
     cell = torch.nn.RNNCell(d_model, d_model)
-    W_q, W_k, W_v = (torch.randn(d_model, d_model) / math.sqrt(d_model) for _ in range(3))
+    W_Q, W_K, W_V = (torch.randn(d_model, d_model) / math.sqrt(d_model) for _ in range(3))
     out = {"lengths": np.array(lengths), "rnn": [], "attention": []}
     for L in lengths:
         x = torch.randn(batch_size, L, d_model)
@@ -167,7 +167,7 @@ def sequential_vs_parallel_times(lengths, d_model: int = 64, batch_size: int = 1
             return h
 
         def attention():
-            Q, K, V = x @ W_q, x @ W_k, x @ W_v
+            Q, K, V = x @ W_Q, x @ W_K, x @ W_V
             return torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(d_model), dim=-1) @ V
 
         # interleaved, so that a busy moment of the machine slows both alike

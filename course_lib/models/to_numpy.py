@@ -40,7 +40,7 @@ def layer_params(layer) -> dict:
     def attn(m):
         projections = {"q": m.q_proj, "k": m.k_proj, "v": m.v_proj, "o": m.out_proj}
         return {key: arr(getattr(lin, "weight" if key[0] == "W" else "bias"), key[0] == "W")
-                for name, lin in projections.items() for key in (f"W_{name}", f"b_{name}")}
+                for name, lin in projections.items() for key in (f"W_{name.upper()}", f"b_{name}")}
 
     params = {
         "num_heads": layer.self_attn.num_heads, "activation": layer.activation,

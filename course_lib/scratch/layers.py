@@ -17,7 +17,7 @@ uses their PyTorch twins, :mod:`course_lib.models.layers`;
 :func:`course_lib.models.to_numpy.layer_params` copies it from a PyTorch layer::
 
     {"num_heads": int, "activation": "relu" | "gelu" | "gelu_tanh", "eps": float,
-     "self_attn":  {"W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o"},
+     "self_attn":  {"W_Q", "b_q", "W_K", "b_k", "W_V", "b_v", "W_O", "b_o"},
      "cross_attn": {... the same keys ...},            # decoder layers only
      "ffn":   {"W1": (d_model, d_ff), "b1": (d_ff,), "W2": (d_ff, d_model), "b2": (d_model,)},
      "norm1": {"gamma": (d_model,), "beta": (d_model,)}, "norm2": {...},
@@ -98,7 +98,7 @@ def feed_forward(x, W1, b1, W2, b2, activation: str = "relu") -> np.ndarray:
     return linear(hidden, W2, b2, names=("the hidden layer", "W2", "b2"))    # (..., d_model)
 
 
-_ATTN_KEYS = ("W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o")
+_ATTN_KEYS = ("W_Q", "b_q", "W_K", "b_k", "W_V", "b_v", "W_O", "b_o")
 _COMMON_KEYS = ("num_heads", "activation", "eps", "self_attn", "ffn", "norm1", "norm2")
 
 

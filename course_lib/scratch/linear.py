@@ -22,7 +22,7 @@ def linear(x, W, b=None, *, names=("x", "W", "b")) -> np.ndarray:
         W: ``(d_in, d_out)`` weights (``nn.Linear.weight.T``).
         b: optional ``(d_out,)`` bias.
         names: how the three arguments are called by the caller, so that an
-            error names, say, ``W_q`` rather than ``W``.
+            error names, say, ``W_Q`` rather than ``W``.
 
     Returns:
         ``(..., d_out)``.

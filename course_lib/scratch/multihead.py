@@ -15,7 +15,7 @@ version.
 Weights follow the book's row-vector notation, ``y = x @ W + b`` with ``W``
 of shape ``(d_model, d_model)``. For a PyTorch ``nn.Linear`` that is
 ``W = linear.weight.T``; for ``nn.MultiheadAttention``,
-``W_q, W_k, W_v = (w.T for w in in_proj_weight.chunk(3))``.
+``W_Q, W_K, W_V = (w.T for w in in_proj_weight.chunk(3))``.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def merge_heads(X) -> np.ndarray:
     return X.reshape(*X.shape[:-2], -1)                         # (..., L, d_model)
 
 
-def multi_head_attention(X_q, X_kv, W_q, W_k, W_v, W_o, num_heads: int, mask=None,
+def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads: int, mask=None,
                          b_q=None, b_k=None, b_v=None, b_o=None):
     """Multi-head attention of the queries ``X_q`` over ``X_kv``.
 
@@ -76,7 +76,7 @@ def multi_head_attention(X_q, X_kv, W_q, W_k, W_v, W_o, num_heads: int, mask=Non
     Args:
         X_q: ``(..., L_q, d_model)`` sequence that asks (queries).
         X_kv: ``(..., L_k, d_model)`` sequence that answers (keys, values).
-        W_q, W_k, W_v, W_o: ``(d_model, d_model)`` projections, ``y = x @ W``:
+        W_Q, W_K, W_V, W_O: ``(d_model, d_model)`` projections, ``y = x @ W``:
             the book's ``W_Q``, ``W_K``, ``W_V``, ``W_O`` (lower-case here
             because the ``params`` dicts of :mod:`course_lib.scratch.layers`
             and existing callers use these names).
@@ -92,11 +92,11 @@ def multi_head_attention(X_q, X_kv, W_q, W_k, W_v, W_o, num_heads: int, mask=Non
 
     Chapter 3.
     """
-    Q = split_heads(linear(X_q, W_q, b_q, names=("X_q", "W_q", "b_q")), num_heads)    # (..., num_heads, L_q, d_k)
-    K = split_heads(linear(X_kv, W_k, b_k, names=("X_kv", "W_k", "b_k")), num_heads)  # (..., num_heads, L_k, d_k)
-    V = split_heads(linear(X_kv, W_v, b_v, names=("X_kv", "W_v", "b_v")), num_heads)  # (..., num_heads, L_k, d_k)
+    Q = split_heads(linear(X_q, W_Q, b_q, names=("X_q", "W_Q", "b_q")), num_heads)    # (..., num_heads, L_q, d_k)
+    K = split_heads(linear(X_kv, W_K, b_k, names=("X_kv", "W_K", "b_k")), num_heads)  # (..., num_heads, L_k, d_k)
+    V = split_heads(linear(X_kv, W_V, b_v, names=("X_kv", "W_V", "b_v")), num_heads)  # (..., num_heads, L_k, d_k)
     # heads (..., num_heads, L_q, d_k), weights (..., num_heads, L_q, L_k)
     heads, weights = scaled_dot_product_attention(Q, K, V, mask)
-    output = linear(merge_heads(heads), W_o, b_o,                 # (..., L_q, d_model) @ W_O -> (..., L_q, d_model)
-                    names=("the concatenated heads", "W_o", "b_o"))
+    output = linear(merge_heads(heads), W_O, b_o,                 # (..., L_q, d_model) @ W_O -> (..., L_q, d_model)
+                    names=("the concatenated heads", "W_O", "b_o"))
     return output, weights

@@ -18,7 +18,7 @@ D, H = 8, 2
 x = torch.zeros(2, 3, D)
 X = np.zeros((2, 3, D))
 W = np.eye(D)
-mha_weights = dict(W_q=W, W_k=W, W_v=W, W_o=W)
+mha_weights = dict(W_Q=W, W_K=W, W_V=W, W_O=W)
 
 
 def mha(*args, **kwargs):
@@ -73,8 +73,8 @@ CASES = {
                                                                     mask=np.ones((4, 3), dtype=bool),
                                                                     **mha_weights),
                                ValueError, r"mask must be broadcastable to .*\(2, 2, 3, 3\).*got \(4, 3\)"),
-    "scratch mha W_k shape": (lambda: scratch.multi_head_attention(X, X, W, np.eye(4), W, W, num_heads=H),
-                              ValueError, r"W_k must have shape \(d_in, d_out\) with d_in=8"),
+    "scratch mha W_K shape": (lambda: scratch.multi_head_attention(X, X, W, np.eye(4), W, W, num_heads=H),
+                              ValueError, r"W_K must have shape \(d_in, d_out\) with d_in=8"),
     "scratch mha NaN input": (lambda: scratch.multi_head_attention(X + np.nan, X, num_heads=H, **mha_weights),
                               ValueError, r"X_q contains NaN"),
     "from_torch wrong type": (lambda: MultiHeadAttention.from_torch(nn.Linear(D, D)), TypeError,

@@ -29,7 +29,7 @@ def rand(seed, *shape):
 
 
 def mha_weights(seed):
-    return {name: rand(seed + i, D, D) for i, name in enumerate(("W_q", "W_k", "W_v", "W_o"))}
+    return {name: rand(seed + i, D, D) for i, name in enumerate(("W_Q", "W_K", "W_V", "W_O"))}
 
 
 def encoder_layer(seed):

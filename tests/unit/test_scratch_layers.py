@@ -32,7 +32,7 @@ def torch_mha_args(m: nn.MultiheadAttention) -> dict:
     """``nn.MultiheadAttention``'s weights in the book's ``x @ W + b`` layout."""
     Ws = [w.T.numpy() for w in m.in_proj_weight.detach().chunk(3)]
     bs = [b.numpy() for b in m.in_proj_bias.detach().chunk(3)]
-    return dict(W_q=Ws[0], W_k=Ws[1], W_v=Ws[2], W_o=m.out_proj.weight.detach().T.numpy(),
+    return dict(W_Q=Ws[0], W_K=Ws[1], W_V=Ws[2], W_O=m.out_proj.weight.detach().T.numpy(),
                 b_q=bs[0], b_k=bs[1], b_v=bs[2], b_o=m.out_proj.bias.detach().numpy())
 
 

@@ -1,0 +1,57 @@
+"""Under CI a skip fails the run; outside it, every skip's reason is printed."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
+SAMPLE = '''
+import pytest
+
+def test_runs():
+    assert True
+
+def test_skips():
+    pytest.skip("needs a thing that is missing")
+
+@pytest.mark.skip_in_ci_ok("optional hardware")
+def test_allowed():
+    pytest.skip("no GPU here")
+'''
+MODULE_SKIP = 'import pytest\npytest.skip("module needs a missing tool", allow_module_level=True)\n'
+
+
+def _run(tmp_path, ci: bool, files: dict):
+    shutil.copy(CONFTEST, tmp_path / "conftest.py")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    if ci:
+        env["CI"] = "true"
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\naddopts = -p no:cacheprovider -rs\nmarkers =\n  skip_in_ci_ok(reason): allowed\n")
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", str(tmp_path)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+
+
+def test_outside_ci_skips_pass_and_print_their_reason(tmp_path):
+    out = _run(tmp_path, ci=False, files={"test_sample.py": SAMPLE})
+    assert out.returncode == 0, out.stdout
+    assert "needs a thing that is missing" in out.stdout and "2 skipped" in out.stdout
+
+
+def test_under_ci_a_skip_fails_unless_marked(tmp_path):
+    out = _run(tmp_path, ci=True, files={"test_sample.py": SAMPLE})
+    assert out.returncode == 1, out.stdout
+    assert "skipped under CI, which is not allowed" in out.stdout
+    assert "needs a thing that is missing" in out.stdout
+    assert "1 failed, 1 passed, 1 skipped" in out.stdout
+
+
+def test_under_ci_a_module_level_skip_fails(tmp_path):
+    out = _run(tmp_path, ci=True, files={"test_mod.py": MODULE_SKIP})
+    assert out.returncode != 0 and "module needs a missing tool" in out.stdout
