@@ -8,6 +8,7 @@ verdict names the right mistake, and the two tests every chapter's checkers
 get (:func:`wrong_submissions_test`, :func:`never_raises_test`).
 """
 
+import os
 import re
 
 import numpy as np
@@ -108,3 +109,99 @@ def right_answers_test(table: dict):
         assert verdict.ok, f"{name}: {verdict!r}"
         assert repr(verdict).startswith("✓")
     return test_right_answers_pass
+
+
+def _nudged(answer, delta, everywhere: bool):
+    """``answer`` (a value or a tuple of them) moved by ``delta``: every entry, or one entry of its last part."""
+    if isinstance(answer, tuple):
+        head = tuple(_nudged(a, delta, True) for a in answer[:-1]) if everywhere else answer[:-1]
+        return head + (_nudged(answer[-1], delta, everywhere),)
+    arr = np.array(answer, dtype=float)
+    if everywhere:
+        return arr + delta
+    arr.flat[0] += delta
+    return arr
+
+
+def tolerance_test(table: dict):
+    """The test that pins each checker's tolerance from both sides.
+
+    ``table`` is ``{name: (checker, right, atol)}``, ``right`` the right value
+    (a by-hand exercise) or a right function (a coding exercise, whose result
+    is moved). Every entry moved by ±atol/2 must pass; one entry moved by
+    ±2·atol must fail, so a loosened (or tightened) tolerance fails this test.
+    """
+    @pytest.mark.parametrize("sign", [1, -1], ids=["plus", "minus"])
+    @pytest.mark.parametrize("name", table)
+    def test_the_tolerance_is_pinned(name, sign):
+        check, right, atol = table[name]
+
+        def moved(delta, everywhere):
+            if callable(right):
+                return lambda *args: _nudged(right(*args), delta, everywhere)
+            return _nudged(right, delta, everywhere)
+        inside = check(moved(sign * atol / 2, True))
+        assert inside.ok, f"{name}: the right answer ± atol/2 must pass: {inside!r}"
+        assert_says(check(moved(sign * 2 * atol, False)), r"wrong value at position", name)
+    return test_the_tolerance_is_pinned
+
+
+# --------------------------------------------------------------------------- no silent skips under CI
+# A skipped test proves nothing. Under CI (`CI` set) every skip, of a test or of
+# a whole module, is turned into a failure that names its reason; a test may
+# only skip there if it carries `@pytest.mark.skip_in_ci_ok("why")`. Outside CI
+# the reasons of all skips are printed at the end of the run (-rs in pyproject).
+
+def _skip_allowed(item) -> bool:
+    return item is not None and item.get_closest_marker("skip_in_ci_ok") is not None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("CI") and report.skipped and not _skip_allowed(item) \
+            and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped under CI, which is not allowed: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("CI") and report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"{collector.nodeid} skipped under CI, which is not allowed: {reason}"
+
+
+# ---- the end of every run: say loudly when the browser tests could not run ---------------------
+
+CHROMIUM_MISSING = "Chromium is not installed"   # the skip reason of tests/book/test_*browser*.py, test_pdf.py
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """A bilingual banner when browser tests were skipped because Chromium is missing,
+    printed after pytest's own short summary (outermost wrapper, code after ``yield``).
+
+    (Under CI those modules raise instead of skipping, so the run fails.)
+    """
+    yield
+    skipped = [r for r in terminalreporter.stats.get("skipped", [])
+               if CHROMIUM_MISSING in str(getattr(r, "longrepr", ""))]
+    if not skipped:
+        return
+    tw = terminalreporter
+    line = "!" * 78
+    tw.write_line(line, red=True, bold=True)
+    tw.write_line(f"BROWSER TESTS SKIPPED: Chromium is missing ({len(skipped)} module(s) or test(s)).",
+                  red=True, bold=True)
+    tw.write_line("The built book, the widgets and the PDF were NOT checked in a browser.", red=True)
+    tw.write_line("浏览器测试已跳过：未安装 Chromium。本书网页、交互控件和 PDF 均未在浏览器中检查。",
+                  red=True, bold=True)
+    tw.write_line("Install it, then run the tests again · 请安装后重新运行测试:", red=True)
+    tw.write_line("    sudo apt-get install chromium", bold=True)
+    tw.write_line(line, red=True, bold=True)
