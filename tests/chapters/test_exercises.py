@@ -11,7 +11,8 @@ from course_lib.chapters.ch02 import exercises as ex
 import nbformat
 from solutions import gated_cells
 from toc import ROOT, notebooks, pages
-from conftest import raises, returns_none, stub, wrong_submissions_test, never_raises_test
+from conftest import (never_raises_test, raises, returns_none, right_answers_test, stub, tolerance_test,
+                      wrong_submissions_test)
 
 # The stored outputs are what nbval re-computes and compares on every run, so
 # checking them here checks the live verdicts too. `make solutions` re-runs them.
@@ -137,3 +138,85 @@ def test_every_exercise_has_a_label_and_is_in_the_index():
     from course_lib import chapters
     unknown = [e.practice for e in chapters.ERRATA if e.practice and e.practice not in labels]
     assert not unknown, f"errata point at exercises that do not exist: {unknown}"
+
+
+# --- chapter 2: live right answers, near misses, the tolerance pinned from both sides ----------------
+
+HAND_SCORES = ex.HAND_K @ ex.HAND_Q                       # q·k_i, before the 1/√d_k
+HAND_WEIGHTS = _stable_softmax(HAND_SCORES / np.sqrt(2.0))
+
+
+def _masked_by_formula(x, mask):
+    """exp over the allowed keys only, normalised; a row with no allowed key stays 0."""
+    e = np.where(mask, np.exp(x - np.where(mask, x, -np.inf).max(axis=-1, keepdims=True)), 0.0)
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+RIGHT = {
+    "hand": (ex.check_hand_weights, HAND_WEIGHTS),
+    "hand (two decimals, as asked)": (ex.check_hand_weights, HAND_WEIGHTS.round(2).tolist()),
+    "hand (√2 taken as 1.41)": (ex.check_hand_weights, _stable_softmax(HAND_SCORES / 1.41).round(2)),
+    "softmax": (ex.check_softmax, _stable_softmax),
+    "softmax (float32)": (ex.check_softmax, lambda x: _stable_softmax(x.astype(np.float32))),
+    "masked": (ex.check_masked_softmax, _masked_by_formula),
+    "masked (library)": (ex.check_masked_softmax, _masked_ok),
+    "attention": (ex.check_attention, _attention_ok),
+}
+test_right_answers_pass = right_answers_test(RIGHT)
+
+
+def _scaled_by(size):
+    """Attention whose scores are divided by √size(Q, K, V) instead of √d_k."""
+    def attention(Q, K, V):
+        w = _stable_softmax(Q @ K.T / np.sqrt(size(Q, K, V)))
+        return w @ V, w
+    return attention
+
+
+NEAR_MISSES = {
+    "hand": (ex.check_hand_weights, [
+        ([0.29, 0.21, 0.54], r"wrong value at position \(0\): got 0.29"),        # issue #10: passed at atol 0.05
+        (HAND_WEIGHTS.round(1), r"wrong value at position \(0\): got 0.2"),       # one decimal, two are asked
+        (_stable_softmax(HAND_SCORES / 2).round(2), r"wrong value at position \(0\)"),   # ÷ d_k, not √d_k
+        (_stable_softmax(HAND_SCORES).round(2), r"without dividing by √d_k"),     # d_k = 2: a small miss, named
+        (HAND_WEIGHTS + [0.01, -0.01, 0.0], r"wrong value at position \(0\)"),    # right ± 2 × tolerance
+    ]),
+    "softmax": (ex.check_softmax, [
+        (lambda x: _stable_softmax(np.swapaxes(x, 0, -1)).swapaxes(0, -1) if x.ndim > 1 else _stable_softmax(x),
+         r"\[rows of a matrix\] wrong value"),                                    # over the wrong axis
+        (lambda x: np.exp(x - x.max(axis=-1)) / np.exp(x - x.max(axis=-1)).sum(axis=-1, keepdims=True),
+         r"\[rows of a matrix\] wrong value"),                                    # keepdims forgotten
+        (lambda x: _stable_softmax(x).T if x.ndim == 2 else _stable_softmax(x),
+         r"\[rows of a matrix\] the result is transposed"),                      # 2 × 2, asymmetric
+    ]),
+    "masked": (ex.check_masked_softmax, [
+        (lambda x, m: _stable_softmax(np.where(m, x, -1e9)),
+         r"\[a fully masked row\] wrong value at position \(1, 0\).*must be all zeros"),   # uniform, not 0
+        (lambda x, m: _stable_softmax(x) * m, r"\[some keys masked\] wrong value"),       # not renormalised
+        (lambda x, m: _masked_ok(x, m.T), r"\[some keys masked\] wrong value"),
+        (lambda x, m: _masked_ok(x.T, m.T).T, r"\[no mask \(all True\)\] wrong value"),    # over the queries
+    ]),
+    "attention": (ex.check_attention, [
+        (_scaled_by(lambda Q, K, V: V.shape[-1]), r"\[L_q ≠ L_k and d_v ≠ d_k\] wrong value"),   # √d_v
+        (_scaled_by(lambda Q, K, V: K.shape[0]), r"\[chapter 2's single query\] wrong value"),   # √L_k
+        (_scaled_by(lambda Q, K, V: K.shape[-1] ** 2), r"\[chapter 2's single query\] wrong value"),  # ÷ d_k
+        (lambda Q, K, V: (lambda w: (w @ V, w))(_stable_softmax((Q @ K.T / np.sqrt(K.shape[-1])).T).T),
+         r"\[chapter 2's single query\] wrong value"),                            # softmax over the queries
+    ]),
+}
+test_near_misses_are_rejected = wrong_submissions_test(NEAR_MISSES)
+
+
+def test_the_planted_bug_of_issue_10_is_caught():
+    """check_hand_weights once had atol = 0.05 and accepted these answers: they are wrong."""
+    for wrong in ([0.29, 0.21, 0.54], [0.2, 0.2, 0.5], HAND_WEIGHTS + [0.0, 0.0, 0.04]):
+        assert not ex.check_hand_weights(wrong).ok, wrong
+
+
+test_the_tolerance_is_pinned = tolerance_test({
+    "hand": (ex.check_hand_weights, HAND_WEIGHTS, 0.005),
+    "softmax": (ex.check_softmax, _stable_softmax, 1e-6),
+    "masked": (ex.check_masked_softmax, _masked_by_formula, 1e-6),
+    "attention": (ex.check_attention, _attention_ok, 1e-6),
+})

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from course_lib.chapters.ch01 import exercises as ex
 from course_lib.scratch import additive_attention
-from conftest import anything, learner, never_raises_test, raises, returns_none, right_answers_test, stub, wrong_submissions_test
+from conftest import (anything, learner, never_raises_test, raises, returns_none, right_answers_test, stub,
+                      tolerance_test, wrong_submissions_test)
 
 
 def _states(w, x):
@@ -241,3 +242,75 @@ def test_the_accuracy_checker_survives_any_reshuffle(shift, scale, swap, as_list
 def test_passing_the_result_instead_of_the_function():
     assert "pass the function itself" in repr(ex.check_additive_scores(np.ones(3)))
     assert "pass the function itself" in repr(ex.check_accuracy_by_length((np.array([2]), np.array([1.0]))))
+
+
+# --- near misses: almost-right answers a loosened tolerance or a weakened check would accept ---------
+
+def _rounded_states_factor(decimals):
+    """The factor by hand, each state h_t rounded to ``decimals`` before use (a careful hand computation)."""
+    h = _states(ex.GRAD_W, ex.GRAD_X).round(decimals)
+    return float(np.prod(ex.GRAD_W * (1 - h[2:] ** 2)))
+
+
+def _accuracy_by_appearance(pred, target):
+    """Lengths in the order they first appear (a dict, unsorted), not increasing."""
+    lengths, acc = _accuracy(pred, target)
+    n = (target >= 3).sum(axis=1)
+    order = [int(L) for L in dict.fromkeys(n.tolist())]
+    return np.array(order), np.array([acc[list(lengths).index(L)] for L in order])
+
+
+def _accuracy_length_from_pad(pred, target):
+    """A row's length read as 'first <pad> − 1': right while every row is padded."""
+    n = np.argmax(target == 0, axis=1) - 1
+    letters = np.arange(target.shape[1])[None, :] < n[:, None]
+    hit = (pred == target) & letters
+    lengths = np.unique(n)
+    return lengths, np.array([hit[n == L].sum() / max(letters[n == L].sum(), 1) for L in lengths])
+
+
+def _accuracy_pred_letters(pred, target):
+    """The scored positions taken from the prediction's letters instead of the target's."""
+    n = (target >= 3).sum(axis=1)
+    scored = pred >= 3
+    hit = (pred == target) & scored
+    lengths = np.unique(n)
+    return lengths, np.array([hit[n == L].sum() / scored[n == L].sum() for L in lengths])
+
+
+NEAR_MISSES = {
+    "factor": (ex.check_gradient_factor, [
+        (float(np.prod(FACTORS[1:])), r"wrong value at position \(\)"),       # one factor too few, t = 3 … T
+        (round(FACTOR, 1), r"wrong value at position \(\)"),                  # one decimal, three are asked
+        (round(FACTOR + 0.01, 3), r"wrong value at position \(\)"),           # right ± 2 × tolerance
+        (round(FACTOR - 0.01, 3), r"wrong value at position \(\)"),
+        (round(FACTOR * ex.GRAD_W * (1 - H_STATES[1] ** 2), 3), r"one factor too many"),   # a slip, rounded
+        (round(float(np.prod(ex.GRAD_W * (1 - H_STATES[1:-1] ** 2))), 3), r"taken at the new state"),
+    ]),
+    "scores": (ex.check_additive_scores, [
+        (lambda s, H, W_s, W_h, v: np.squeeze(_scores(s, H, W_s, W_h, v)),
+         r"\[one encoder state, L = 1\] wrong shape: got \(\), expected \(1,\)"),
+        (lambda s, H, W_s, W_h, v: np.tanh(s @ W_s + H @ W_h) @ v[:, None], r"wrong shape: got \(4, 1\)"),
+        (lambda s, H, W_s, W_h, v: (np.tanh(s @ W_s) + np.tanh(H @ W_h)) @ v, r"wrong value at position \(0\)"),
+    ]),
+    "accuracy": (ex.check_accuracy_by_length, [
+        (_accuracy_by_appearance, r"\[the batch printed above\] wrong value at position \(0\): got 3, expected 2"),
+        (_accuracy_length_from_pad, r"\[a single row, no padding\]"),
+        (_accuracy_pred_letters, r"\[the batch printed above\] wrong value"),
+        (lambda p, t: (_accuracy(p, t)[0], _accuracy(p, t)[1].round(2)), r"wrong value at position \(1\)"),
+    ]),
+}
+test_near_misses_are_rejected = wrong_submissions_test(NEAR_MISSES)
+
+
+def test_a_careful_hand_computation_passes():
+    """States rounded to three decimals on the way still give the factor within the tolerance."""
+    assert ex.check_gradient_factor(round(_rounded_states_factor(3), 3)).ok
+
+
+test_the_tolerance_is_pinned = tolerance_test({
+    "factor": (ex.check_gradient_factor, FACTOR, 0.005),
+    "scores": (ex.check_additive_scores, _scores, 1e-6),
+    "accuracy": (ex.check_accuracy_by_length, _accuracy, 1e-6),
+})
+

@@ -7,7 +7,8 @@ import numpy as np
 
 from course_lib.chapters.ch03 import exercises as ex
 from course_lib.scratch import merge_heads, split_heads
-from conftest import never_raises_test, raises, returns_none, right_answers_test, stub, wrong_submissions_test
+from conftest import (never_raises_test, raises, returns_none, right_answers_test, stub, tolerance_test,
+                      wrong_submissions_test)
 
 D, H = ex.PARAMS_D_MODEL, ex.PARAMS_NUM_HEADS
 VAR_QK = ex.SCORE_D_K * ex.SCORE_Q_STD**2 * ex.SCORE_K_STD**2
@@ -144,3 +145,65 @@ test_no_checker_ever_raises = never_raises_test(coding=(ex.check_split_heads, ex
 
 def test_passing_the_result_instead_of_the_function():
     assert "pass the function itself" in repr(ex.check_split_heads(np.ones((2, 3))))
+
+
+# --- near misses: almost-right answers a loosened tolerance or a weakened check would accept ---------
+
+D_K = D // H
+
+
+def _mha_parameters():
+    """The parameters of the library's layer, counted live."""
+    from course_lib.models import MultiHeadAttention
+    return sum(p.numel() for p in MultiHeadAttention(D, H).parameters())
+
+
+def _scores_over(size):
+    """Every head's scores divided by √size(Q, K, h) instead of √d_k."""
+    return lambda Q, K, h: _scores(Q, K, h) * np.sqrt(Q.shape[1] // h) / np.sqrt(size(Q, K, h))
+
+
+NEAR_MISSES = {
+    "params": (ex.check_mha_params, [
+        (4 * D * D + 3 * D, r"wrong value at position \(\)"),      # the bias of W^O forgotten
+        (4 * D * D + D, r"wrong value at position \(\)"),          # one bias vector in all
+        (4 * D * D + 4 * D_K, r"wrong value at position \(\)"),    # a bias of d_k, not d_model
+        (4 * D * D + 4 * D + 1, r"wrong value at position \(\)"),  # right ± 2 × tolerance
+    ]),
+    "variance": (ex.check_score_variance, [
+        ([VAR_QK + 0.1, VAR_QK / ex.SCORE_D_K], r"wrong value at position \(0\)"),   # right ± 2 × tolerance
+        ([VAR_QK, VAR_QK / ex.SCORE_D_K - 0.1], r"wrong value at position \(1\)"),
+        ([VAR_QK - 1.3, VAR_QK / ex.SCORE_D_K - 0.04], r"wrong value at position \(0\)"),   # a simulation's estimate
+        ([round(2 * ex.SCORE_D_K, 1) + 0.02, 2.01], r"standard deviations where the variances belong"),
+    ]),
+    "split": (ex.check_split_heads, [
+        (lambda X, h: _split(X, h).swapaxes(-1, -2),
+         r"\[L = 4, d_model = 12, 3 heads\] wrong value"),          # (h, d_k, L): square here, L = d_k = 4
+        (lambda X, h: np.roll(_split(X, h), 1, axis=0), r"\[the chapter's toy, 3 heads\] wrong value"),
+        (lambda X, h: np.squeeze(_split(X, h)), r"\[d_k = 1\] wrong shape: got \(4, 3\), expected \(4, 3, 1\)"),
+    ]),
+    "merge": (ex.check_merge_heads, [
+        (lambda Hs: _merge(Hs[::-1]), r"\[the chapter's toy, 3 heads\] wrong value"),   # heads reversed
+        (lambda Hs: _merge(Hs.swapaxes(1, 2).reshape(Hs.shape)), r"wrong value"),
+    ]),
+    "scores": (ex.check_head_scores, [
+        (_scores_over(lambda Q, K, h: (Q.shape[1] // h) ** 2), r"wrong value"),              # ÷ d_k, not √d_k
+        (_scores_over(lambda Q, K, h: Q.shape[0]), r"\[L_q = 3, L_k = 5, d_model = 12, 3 heads\] wrong value"),
+        (_scores_over(lambda Q, K, h: K.shape[0]), r"\[L_q = 3, L_k = 5, d_model = 12, 3 heads\] wrong value"),
+        (lambda Q, K, h: _scores(Q, K, h)[::-1], r"\[L_q = 3, L_k = 5, d_model = 12, 3 heads\] wrong value"),
+    ]),
+}
+test_near_misses_are_rejected = wrong_submissions_test(NEAR_MISSES)
+
+
+def test_the_count_is_the_library_layer():
+    assert ex.check_mha_params(_mha_parameters()).ok
+
+
+test_the_tolerance_is_pinned = tolerance_test({
+    "params": (ex.check_mha_params, 4 * D * D + 4 * D, 0.5),
+    "variance": (ex.check_score_variance, [VAR_QK, VAR_QK / ex.SCORE_D_K], 0.05),
+    "split": (ex.check_split_heads, _split, 1e-6),
+    "merge": (ex.check_merge_heads, _merge, 1e-6),
+    "scores": (ex.check_head_scores, _scores, 1e-6),
+})

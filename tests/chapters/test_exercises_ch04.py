@@ -6,7 +6,8 @@ import numpy as np
 from course_lib.chapters.ch04 import exercises as ex
 from course_lib.analysis.positional import shift_matrix
 from course_lib.scratch import sinusoidal_positional_encoding
-from conftest import never_raises_test, raises, returns_none, right_answers_test, stub, wrong_submissions_test
+from conftest import (never_raises_test, raises, returns_none, right_answers_test, stub, tolerance_test,
+                      wrong_submissions_test)
 
 
 def _pe(max_len, d_model, positions=None, power=None, swap=False):
@@ -123,3 +124,49 @@ test_no_checker_ever_raises = never_raises_test(coding=(ex.check_positional_enco
 
 def test_passing_the_result_instead_of_the_function():
     assert "pass the function itself" in repr(ex.check_positional_encoding(np.ones((3, 4))))
+
+
+# --- near misses: almost-right answers a loosened tolerance or a weakened check would accept ---------
+
+def _shift_by_steps(k, d_model):
+    """R_1 multiplied k times: right for k >= 0, the identity for a shift back."""
+    R = np.eye(d_model)
+    for _ in range(k):
+        R = R @ _shift(1, d_model)
+    return R
+
+
+NEAR_MISSES = {
+    "hand": (ex.check_pe_by_hand, [
+        (HAND.round(2), r"wrong value at position \(0\): got -0.76"),          # two decimals, three are asked
+        (HAND.round(3) + np.eye(6)[5] * 0.003, r"wrong value at position \(5\)"),   # right ± 2 × tolerance
+        (np.concatenate([HAND[0::2], HAND[1::2]]).round(3), r"wrong value at position \(1\)"),  # sines first
+        (_hand_variant(swap=True) + 0.001, r"sine and cosine are swapped"),   # a slip, a little off: still named
+    ]),
+    "pe": (ex.check_positional_encoding, [
+        (lambda n, d: np.squeeze(_pe(n, d)), r"\[a single position\] wrong shape: got \(6,\), expected \(1, 6\)"),
+        (lambda n, d: _pe(n, d, power=lambda j: (j + 1) // 2 * 2),
+         r"\[3 positions, d_model = 4\] wrong value at position \(1, 1\)"),       # pairs (1, 2), (3, 4), …
+        (lambda n, d: _pe(n, d, power=lambda j: 2 * j), r"\[3 positions, d_model = 4\] wrong value"),
+        (lambda n, d: _pe(n, d).round(4), r"\[3 positions, d_model = 4\] wrong value"),
+    ]),
+    "shift": (ex.check_shift_matrix, [
+        (_shift_by_steps, r"\[k = −2 \(a shift back\)\] wrong value"),
+        (lambda k, d: _rotation(k * 10000.0 ** (-np.arange(2, d + 2, 2) / d)),
+         r"\[k = 1, d_model = 4\] wrong value at position \(0, 0\)"),             # ω_(i+1): pairs off by one
+        (lambda k, d: _shift(k, d) + np.eye(d, k=2), r"\[k = 1, d_model = 4\] wrong value at position \(0, 2\)"),
+    ]),
+}
+test_near_misses_are_rejected = wrong_submissions_test(NEAR_MISSES)
+
+
+def test_the_steps_answer_fails_only_the_shift_back():
+    verdict = ex.check_shift_matrix(_shift_by_steps)
+    assert verdict.passed == verdict.total - 1 and "[k = −2 (a shift back)]" in repr(verdict)
+
+
+test_the_tolerance_is_pinned = tolerance_test({
+    "hand": (ex.check_pe_by_hand, HAND, 0.0015),
+    "pe": (ex.check_positional_encoding, _pe, 1e-6),
+    "shift": (ex.check_shift_matrix, _shift, 1e-6),
+})

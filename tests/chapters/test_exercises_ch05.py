@@ -4,9 +4,9 @@ right message, and no learner code can make a checker raise."""
 import numpy as np
 import pytest
 
-from course_lib.chapters.ch05.exercises import (check_attention_memory, check_causal_mask, check_noam_lr,
-                                                check_padding_mask)
-from conftest import raises, returns_none, stub, wrong_submissions_test, never_raises_test
+from course_lib.chapters.ch05.exercises import (MEMORY_QUESTION, check_attention_memory, check_causal_mask,
+                                                check_noam_lr, check_padding_mask)
+from conftest import raises, returns_none, stub, tolerance_test, wrong_submissions_test, never_raises_test
 
 
 def _lr(step, d, w):
@@ -74,3 +74,52 @@ def test_hand_answer_is_not_given_away():
 
 
 test_no_checker_ever_raises = never_raises_test(coding=(check_causal_mask, check_padding_mask, check_noam_lr,), by_hand=(check_attention_memory,))
+
+
+# --- near misses, live right answers, the tolerance pinned from both sides --------------------------
+
+MEMORY = MEMORY_QUESTION
+MIB = MEMORY["batch"] * MEMORY["num_heads"] * MEMORY["n"] ** 2 * MEMORY["bytes_per_number"] / 2 ** 20
+
+
+def _mask_from_lengths(ids, pad):
+    """Every token before the first <pad> is real: right while padding sits only at the end."""
+    return np.cumprod(np.asarray(ids) != pad, axis=1).astype(bool)
+
+
+NEAR_MISSES = {
+    "causal": (check_causal_mask, [
+        (lambda L: np.tril(np.ones((L, L), dtype=bool), k=1), r"\[L = 3\] wrong value at position \(0, 1\)"),
+        (lambda L: np.ones((L, L), dtype=bool), r"\[L = 3\] wrong value"),        # right only for L = 1
+    ]),
+    "padding": (check_padding_mask, [
+        (_mask_from_lengths, r"\[pad_id = 9, padding anywhere\] wrong value"),
+        (lambda ids, pad: np.asarray(ids) > 0, r"\[pad_id = 9, padding anywhere\] wrong value"),
+    ]),
+    "warmup": (check_noam_lr, [
+        (lambda s, d, w: _lr(max(s - 1, 1), d, w), r"wrong value at position \(1\)"),     # steps from 0
+        (lambda s, d, w: float(f"{_lr(s, d, w):.3g}"), r"wrong value at position"),         # 3 significant digits
+        (lambda s, d, w: _lr(s, d, w + 1), r"wrong value at position \(1\)"),      # warm-up one step off
+    ]),
+    "memory": (check_attention_memory, [
+        (MIB * 2 ** 20 / 1e6, r"wrong value at position \(\)"),      # MB (10^6 bytes), not MiB
+        (MIB / 1024, r"wrong value at position \(\)"),               # GiB
+        (MIB + 1, r"wrong value at position \(\)"),                  # right ± 2 × tolerance
+    ]),
+}
+test_near_misses_are_rejected = wrong_submissions_test(NEAR_MISSES)
+
+
+def test_live_right_answers_pass():
+    from course_lib.scratch.masks import causal_mask, padding_mask_from_ids
+    assert check_causal_mask(causal_mask).ok
+    assert check_causal_mask(lambda L: np.tril(np.ones((L, L)))).ok                      # 0/1 floats
+    assert check_padding_mask(lambda ids, pad: padding_mask_from_ids(ids, pad)[:, 0, 0]).ok
+    assert check_noam_lr(lambda s, d, w: float(np.float32(_lr(s, d, w)))).ok            # float32 is fine
+    assert check_attention_memory(MIB).ok and check_attention_memory(round(MIB)).ok
+
+
+test_the_tolerance_is_pinned = tolerance_test({
+    "warmup": (check_noam_lr, _lr, 1e-9),
+    "memory": (check_attention_memory, MIB, 0.5),
+})

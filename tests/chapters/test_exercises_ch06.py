@@ -7,7 +7,7 @@ import torch
 from course_lib.chapters.ch06.exercises import (HAND_CONFIG, check_hand_count, check_patchify,
                                                 check_pos_embedding_shape)
 from course_lib.models.vit import patchify
-from conftest import raises, returns_none, stub, wrong_submissions_test, never_raises_test
+from conftest import raises, returns_none, stub, tolerance_test, wrong_submissions_test, never_raises_test
 
 
 def _right_patchify(images, P):
@@ -73,3 +73,62 @@ def test_hand_answers_are_not_given_away():
 
 
 test_no_checker_ever_raises = never_raises_test(coding=(check_patchify, check_pos_embedding_shape,), by_hand=(check_hand_count,))
+
+
+# --- near misses, live right answers, the tolerance pinned from both sides --------------------------
+
+def _square_only(images, P):
+    """Patchify that assumes a square image: W / P taken as H / P."""
+    B, C, H, W = images.shape
+    n = H // P
+    return images.reshape(B, C, n, P, n, P).transpose(0, 2, 4, 3, 5, 1).reshape(B, n * n, P * P * C)
+
+
+def _columns_within_patch(images, P):
+    """Each patch flattened column by column: (column, row, channel)."""
+    B, C, H, W = images.shape
+    x = images.reshape(B, C, H // P, P, W // P, P).transpose(0, 2, 4, 5, 3, 1)
+    return x.reshape(B, -1, P * P * C)
+
+
+NEAR_MISSES = {
+    "patchify": (check_patchify, [
+        (_square_only, r"\[a 4 × 8 image \(not square\), P = 2\] raised ValueError"),
+        (_columns_within_patch, r"\[one 4 × 4 greyscale image, P = 2\] wrong value at position \(0, 0, 1\)"),
+    ]),
+    "count": (check_hand_count, [
+        ([196, 197, PROJ], r"wrong value at position \(0\)"),          # the 224 × 224 image of ViT-B/16
+        ([N, N + 2, PROJ], r"wrong value at position \(1\)"),          # one extra token
+        ([N, N + 1, PROJ + 1], r"wrong value at position \(2\)"),      # right ± 2 × tolerance
+        ([N, N + 1, PROJ - 1], r"wrong value at position \(2\)"),
+    ]),
+    "pos": (check_pos_embedding_shape, [
+        (lambda s, p, d: (s // p ** 2 + 1, d), r"\[image 224, patch 16, d_model 768\] wrong value"),   # precedence
+        (lambda s, p, d: ((s // p) ** 2 + 2, d), r"wrong value at position \(0\)"),
+        (lambda s, p, d: ((s // p) ** 2 + 1, d + 1), r"wrong value at position \(1\)"),
+    ]),
+}
+test_near_misses_are_rejected = wrong_submissions_test(NEAR_MISSES)
+
+
+def test_live_right_answers_pass():
+    from course_lib.models.vit import PatchEmbedding
+    c = HAND_CONFIG
+    embed = PatchEmbedding(c["image_size"], c["patch_size"], c["in_channels"], c["d_model"])
+    live = [embed.num_patches, embed.num_patches + 1, sum(p.numel() for p in embed.parameters())]
+    assert check_hand_count(live).ok
+    assert check_patchify(lambda im, P: np.asarray(_patchify_loop(im, P))).ok
+    assert check_pos_embedding_shape(lambda s, p, d: torch.zeros((s // p) ** 2 + 1, d).shape).ok
+
+
+def _patchify_loop(images, P):
+    """Patches by explicit loops: raster order, each patch row by row with a pixel's channels together."""
+    B, C, H, W = images.shape
+    return [[images[b, :, r:r + P, c:c + P].transpose(1, 2, 0).ravel()
+             for r in range(0, H, P) for c in range(0, W, P)] for b in range(B)]
+
+
+test_the_tolerance_is_pinned = tolerance_test({
+    "patchify": (check_patchify, _right_patchify, 1e-6),
+    "count": (check_hand_count, [N, N + 1, PROJ], 0.5),
+})

@@ -9,7 +9,7 @@ from course_lib.chapters.ch07.exercises import (check_bert_embedding_params, che
                                                 reference_top_k)
 from course_lib.models import mask_tokens
 from course_lib.analysis.sizes import build_on_meta
-from conftest import raises, returns_none, wrong_submissions_test, never_raises_test
+from conftest import raises, returns_none, tolerance_test, wrong_submissions_test, never_raises_test
 
 
 def _all_mask(ids, s, a, r, m, sp):
@@ -99,3 +99,89 @@ def test_reference_top_k_matches_gpt_generate_filtering():
 
 
 test_no_checker_ever_raises = never_raises_test(coding=(check_mlm_masking, check_top_k, check_causal_mask,), by_hand=(check_bert_embedding_params,))
+
+
+# --- near misses, live right answers, the tolerance pinned from both sides --------------------------
+
+V, P, S, D = 30522, 512, 2, 768
+BERT_EMB = (V + P + S) * D + 2 * D
+
+
+def _mlm_by_formula(ids, s, a, r, m, sp, *, specials=None, swap_random_keep=False, mask_id=None, label_kept=True):
+    """BERT's rule written out, with knobs for the near misses: the special ids, the 'random' and 'keep'
+    branches swapped (random when action_u >= 0.9), the [MASK] id, whether the kept tokens get a label."""
+    special = np.isin(ids, list(sp if specials is None else specials))
+    picked = (s < 0.15) & ~special
+    to_mask = picked & (a < 0.8)
+    to_random = picked & ((a >= 0.9) if swap_random_keep else (a >= 0.8) & (a < 0.9))
+    inputs = np.where(to_mask, m if mask_id is None else mask_id, np.where(to_random, r, ids))
+    labelled = picked if label_kept else picked & (inputs != ids)
+    return inputs, np.where(labelled, ids, -100)
+
+
+def _top_k_torch(logits, k, T):
+    z = torch.tensor(np.asarray(logits, dtype=float)) / T
+    kth = torch.topk(z, min(k, z.shape[-1]), dim=-1).values[..., -1:]
+    return torch.softmax(z.masked_fill(z < kth, float("-inf")), dim=-1).numpy()
+
+
+def _top_k_partition(logits, k, T):
+    """The k-th largest logit by np.partition: right while k <= V."""
+    z = np.asarray(logits, dtype=float) / T
+    kth = np.partition(z, -k, axis=-1)[..., -k:-k + 1 or None]
+    e = np.where(z >= kth, np.exp(z - z.max(axis=-1, keepdims=True)), 0.0)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _top_k_smallest(logits, k, T):
+    """np.argsort ascending, its first k taken: the k smallest logits."""
+    z = np.asarray(logits, dtype=float) / T
+    keep = np.zeros(z.shape, bool)
+    np.put_along_axis(keep, np.argsort(z, axis=-1)[..., :k], True, axis=-1)
+    e = np.where(keep, np.exp(z - z.max(axis=-1, keepdims=True)), 0.0)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+NEAR_MISSES = {
+    "mlm": (check_mlm_masking, [
+        (lambda *args: _mlm_by_formula(*args, specials=(2, 3)),
+         r"\[a padded batch \(B, L\)\] a special token .* was selected"),      # <cls>, <sep> only: <pad> forgotten
+        (lambda *args: _mlm_by_formula(*args, swap_random_keep=True), r"\[every branch of the rule\] wrong value"),
+        (lambda *args: _mlm_by_formula(*args, mask_id=103), r"\[every branch of the rule\] wrong value"),   # BERT's id
+        (lambda *args: _mlm_by_formula(*args, label_kept=False), r"the inputs are right but the labels are not"),
+        (lambda ids, s, a, r, m, sp: _mlm_by_formula(ids, s, a, np.roll(r, 1, axis=-1), m, sp),
+         r"\[every branch of the rule\] wrong value"),                          # random ids one position off
+    ]),
+    "top_k": (check_top_k, [
+        (_top_k_partition, r"\[k ≥ V keeps every token\] raised ValueError"),
+        (_top_k_smallest, r"\[one row, k = 2, T = 1\] wrong value"),
+        (lambda l, k, T: reference_top_k(l, max(k - 1, 1), T), r"\[one row, k = 2, T = 1\] wrong value"),
+        (lambda l, k, T: reference_top_k(l, k, 1 / T), r"\[a batch, k = 3, T = 0.5\] wrong value"),   # × T
+        (lambda l, k, T: np.where(reference_top_k(l, k, T) > 0, reference_top_k(l, V, T), 0.0),
+         r"\[one row, k = 2, T = 1\] the probabilities do not sum to 1"),       # not renormalised
+    ]),
+    "causal": (check_causal_mask, [
+        (lambda L: np.tril(np.ones((L, L), bool), 1), r"\[L = 3\] wrong value at position \(0, 1\)"),
+    ]),
+    "hand": (check_bert_embedding_params, [
+        ((30000 + P + S) * D + 2 * D, r"wrong value at position \(\)"),       # "a 30k vocabulary"
+        ((V + 514 + S) * D + 2 * D, r"wrong value at position \(\)"),         # RoBERTa's 514 positions
+        (BERT_EMB + 1, r"wrong value at position \(\)"),                      # right ± 2 × tolerance
+        (BERT_EMB - 1, r"wrong value at position \(\)"),
+    ]),
+}
+test_near_misses_are_rejected = wrong_submissions_test(NEAR_MISSES)
+
+
+def test_live_right_answers_pass():
+    assert check_mlm_masking(_mlm_by_formula).ok
+    assert check_top_k(_top_k_torch).ok
+    assert check_top_k(lambda l, k, T: (lambda p: p / p.sum(-1, keepdims=True))(_top_k_torch(l, k, 1.0) ** (1 / T))).ok
+    assert check_causal_mask(lambda L: np.arange(L)[None, :] <= np.arange(L)[:, None]).ok
+    assert check_bert_embedding_params(BERT_EMB).ok
+
+
+test_the_tolerance_is_pinned = tolerance_test({
+    "top_k": (check_top_k, _top_k_torch, 1e-6),
+    "hand": (check_bert_embedding_params, BERT_EMB, 0.5),
+})

@@ -1,6 +1,8 @@
 """Chapter 8's checkers: right answers pass, typical mistakes get the right
 message, and no learner code can make a checker raise."""
 
+import re
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -8,7 +10,7 @@ from course_lib.models.efficient_attention import local_window_mask
 from course_lib.chapters.ch08.exercises import (INT8_D_IN, INT8_D_OUT, check_int8_size, check_local_window_mask,
                                                 check_tokenizer)
 from course_lib.text import tokenize
-from conftest import never_raises_test, raises, returns_none, stub, wrong_submissions_test
+from conftest import never_raises_test, raises, returns_none, stub, tolerance_test, wrong_submissions_test
 
 N = INT8_D_IN * INT8_D_OUT
 
@@ -69,3 +71,55 @@ def _anything():
 
 test_no_checker_ever_raises = never_raises_test(coding=(check_tokenizer, check_local_window_mask),
                                                 by_hand=(check_int8_size,), results=_anything())
+
+
+# --- near misses, live right answers, the tolerance pinned from both sides --------------------------
+
+def _band(L, w, c):
+    """The window by its definition: |i − j| ≤ w, and j ≤ i when causal."""
+    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+    return (np.abs(i - j) <= w) & ((j <= i) | (not c))
+
+
+def _tokens_ascii_punct(text):
+    """The rule, except that only ASCII punctuation is kept: Chinese '。' and '，' are dropped."""
+    return [t for t in tokenize(text) if t[0].isalnum() or t.isascii()]
+
+
+def _band_by_diagonals(L, w, c):
+    """The band as a sum of diagonals of ones: fails once the window is wider than the sequence."""
+    band = sum(np.diag(np.ones(L - abs(o)), o) for o in range(-w, w + 1)) > 0
+    return np.tril(band) if c else band
+
+
+NEAR_MISSES = {
+    "tokenizer": (check_tokenizer, [
+        (lambda t: re.findall(r"[a-z0-9]+|[^\sa-z0-9]", t.lower()),            # "don't" → don ' t
+         r"\[an apostrophe and digits\] got \[.*'don', \"'\", 't'"),
+        (_tokens_ascii_punct, r"\[a Chinese sentence\] punctuation was dropped"),
+    ]),
+    "int8": (check_int8_size, [
+        ((4 * N, 2 * N), r"wrong value at position \(1\)"),                   # int16
+        ((4 * N, N + 4 * INT8_D_OUT), r"wrong value at position \(1\)"),      # per-row scales counted
+        ((4 * N + 1, N), r"wrong value at position \(0\)"),                   # right ± 2 × tolerance
+        ((4 * N / 2 ** 20, N / 2 ** 20), r"wrong value at position \(0\)"),  # MiB, not bytes
+    ]),
+    "window": (check_local_window_mask, [
+        (lambda L, w, c: _band(L, w + 1, c), r"\[L=6, window=1, causal=False\] wrong value"),   # one too wide
+        (lambda L, w, c: _band(L, w, c) & ~(np.eye(L, dtype=bool) & c),
+         r"\[L=6, window=2, causal=True\] wrong value at position \(0, 0\)"),                  # causal: j < i
+        (_band_by_diagonals, r"\[L=4, window=10, causal=True\] raised ValueError"),
+    ]),
+}
+test_near_misses_are_rejected = wrong_submissions_test(NEAR_MISSES)
+
+
+def test_live_right_answers_pass():
+    assert check_local_window_mask(_band).ok
+    assert check_int8_size((INT8_D_IN * INT8_D_OUT * np.dtype(np.float32).itemsize,
+                            INT8_D_IN * INT8_D_OUT * np.dtype(np.int8).itemsize)).ok
+
+
+test_the_tolerance_is_pinned = tolerance_test({
+    "int8": (check_int8_size, (4 * N, N), 0.5),
+})

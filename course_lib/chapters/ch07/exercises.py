@@ -53,6 +53,7 @@ def _mlm_cases():
     ids2[:, 0], ids2[:, -1] = 2, 3
     ids2[2, 7:] = 0                                         # padding
     sel2, act2 = rng.random((3, 10)), rng.random((3, 10))
+    sel2[2, 8] = 0.05                                       # a <pad> drawn: it must stay unselected
     rnd2 = rng.integers(5, 40, size=(3, 10))
     cases = []
     for name_en, name_zh, args in (
