@@ -68,7 +68,7 @@ serve:
 lab: venv
 	@mkdir -p $(VENV)/share/jupyter/lab/settings
 	@cp tools/jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
-	$(BIN)/jupyter lab --notebook-dir=book $(if $(filter 0,$(shell id -u)),--allow-root)
+	$(BIN)/jupyter lab --notebook-dir=book --config=tools/jupyter/jupyter_server_config.py $(if $(filter 0,$(shell id -u)),--allow-root)
 
 sync: venv
 	$(PY) tools/sync.py $(FILES)

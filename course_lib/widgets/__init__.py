@@ -2,6 +2,9 @@
 
 - :func:`attention_explorer`: pick an input, a layer and a head, hover a query
   token, see the keys it attends to (chapters 3 and 7).
+- :func:`model_explorer`, :func:`minilm_explorer`, :func:`attention_maps`: the
+  same explorer fed with a real model's per-layer, per-head weights (a trained
+  checkpoint in chapters 3, 5 and 7; pre-trained MiniLM in the appendix).
 - :func:`qkv_playground`: edit a query vector, watch the scores, the softmax
   weights and the context vector follow (chapter 2).
 
@@ -18,7 +21,8 @@ reader runs the cell (or uses *Trust Notebook*); the built book runs them.
 
 from ._html import show
 from .explorer import AttentionExplorer, attention_explorer
+from .models import attention_maps, minilm_explorer, model_explorer
 from .playground import QKVPlayground, playground_numbers, qkv_playground
 
 __all__ = ["attention_explorer", "AttentionExplorer", "qkv_playground", "QKVPlayground",
-           "playground_numbers", "show"]
+           "playground_numbers", "show", "attention_maps", "model_explorer", "minilm_explorer"]

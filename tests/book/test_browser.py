@@ -18,14 +18,14 @@ import pytest
 from toc import ROOT, pages
 
 HTML = ROOT / "_build" / "html"
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))  # another path: tests of the skip banner
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 pytestmark = pytest.mark.browser
 
 if not CHROMIUM.exists() or not (HTML / "index.html").exists():
-    why = ("Chromium is not installed at /usr/bin/chromium (apt-get install chromium)"
+    why = (f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)"
            if not CHROMIUM.exists() else "the book is not built (run `make book`)")
     if os.environ.get("CI"):
         raise RuntimeError(f"browser tests cannot run under CI: {why}")

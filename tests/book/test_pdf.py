@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 FULL_PDF = ROOT / "_build" / "pdf" / "course.pdf"
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))  # another path: tests of the skip banner
 
 sys.path.insert(0, str(ROOT / "tools"))
 import pdf as pdf_tool  # noqa: E402
@@ -27,7 +27,7 @@ from toc import pages  # noqa: E402
 pytestmark = pytest.mark.browser
 
 _missing = [why for bad, why in [
-    (not CHROMIUM.exists(), "Chromium is not installed at /usr/bin/chromium (apt-get install chromium)"),
+    (not CHROMIUM.exists(), f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)"),
     (shutil.which("pdftoppm") is None, "pdftoppm is missing (apt-get install poppler-utils)"),
 ] if bad]
 if _missing:

@@ -21,14 +21,14 @@ import pytest
 from course_lib.scratch import attention_scores, scaled_dot_product_attention, softmax
 from course_lib.widgets import attention_explorer, qkv_playground, show
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))  # another path: tests of the skip banner
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 pytestmark = pytest.mark.browser
 
 if not CHROMIUM.exists():
-    why = "Chromium is not installed at /usr/bin/chromium (apt-get install chromium)"
+    why = f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)"
     if os.environ.get("CI"):
         raise RuntimeError(f"browser tests cannot run under CI: {why}")
     pytest.skip(f"browser tests skipped: {why}", allow_module_level=True)
@@ -233,3 +233,108 @@ def test_tokens_are_shown_as_text_not_markup(open_page, site):
     assert root.get_attribute("data-ready") == "1"
     assert root.locator(".cw-qtok").all_inner_texts() == evil
     assert root.locator("img").count() == 0 and root.locator("i").count() == 0
+
+
+# ---- the widgets inside THE BUILT BOOK (_build/html), served and from disk -------------------
+
+HTML = Path(__file__).resolve().parents[2] / "_build" / "html"
+
+
+@pytest.fixture(scope="module")
+def book_server():
+    if not (HTML / "index.html").exists():
+        why = "the book is not built (run `make book`)"
+        if os.environ.get("CI"):
+            raise RuntimeError(f"book widget tests cannot run under CI: {why}")
+        pytest.skip(why)
+    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    thread.join(timeout=10)
+
+
+@pytest.fixture(params=["http", "file"])
+def open_book_page(request, browser, book_server):
+    """open_book_page("book/x.html") -> page of the built book; afterwards, no console
+    errors and no request to another host."""
+    context = browser.new_context()
+    context.set_default_timeout(20000)
+    errors, foreign = [], []
+
+    def _open(path):
+        page = context.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+
+        def check(req):
+            u = urlparse(req.url)
+            if u.scheme not in ("file", "data", "blob", "about") and u.hostname != "127.0.0.1":
+                foreign.append(req.url)
+        page.on("request", check)
+        base = book_server if request.param == "http" else HTML.as_uri()
+        page.goto(f"{base}/{path}", wait_until="load")
+        return page
+
+    yield _open
+    context.close()
+    assert not errors, f"console errors: {errors}"
+    assert not foreign, f"requests to other hosts: {foreign}"
+
+
+def test_chapter_2_playground_in_the_built_book(open_book_page):
+    """Chapter 2's own worked example (q, K = V = H): the page shows what course_lib.scratch computes."""
+    from course_lib.chapters.ch02 import source
+    q0, H = source.SINGLE_QUERY["q"].astype(float), source.SINGLE_QUERY["H"].astype(float)
+
+    def expected(q):
+        Q = np.asarray(q, dtype=float)[None]
+        scores = attention_scores(Q, H)[0]
+        context, weights = scaled_dot_product_attention(Q, H, H)
+        return ([show(x, 3) for x in scores], [show(x, 3) for x in weights[0]],
+                [show(x, 3) for x in context[0]])
+
+    page = open_book_page("book/ch02_worked_qkv.html")
+    root = page.locator(".cw-playground")
+    assert root.count() == 1
+    root.scroll_into_view_if_needed()
+    assert root.get_attribute("data-ready") == "1", "the widget's script did not run in the book"
+    assert not root.locator(".cw-nojs").is_visible() and not root.locator(".cw-static").is_visible()
+    assert _shown(root, L_k=3, d_v=4) == expected(q0)
+    q = q0.copy()
+    for c, value in [(0, "2"), (3, "-1.5"), (1, "10")]:
+        root.locator(f'input[type=number][data-q="{c}"]').fill(value)
+        q[c] = float(value)
+        assert _shown(root, L_k=3, d_v=4) == expected(q), f"after q[{c}] = {value}"
+    root.locator('input[type=range][data-q="2"]').fill("-2.5")
+    q[2] = -2.5
+    assert _shown(root, L_k=3, d_v=4) == expected(q)
+    assert root.locator("td").first.inner_text() == "h₁"
+
+
+@pytest.fixture(scope="module")
+def minilm_maps():
+    import copy
+
+    import torch
+
+    from course_lib.models.pretrained import load_minilm
+    from course_lib.widgets import attention_maps
+    model, tokenizer = load_minilm()
+    return lambda s: attention_maps(copy.deepcopy(model).to(torch.float64), [tokenizer.encode(s).ids])[0]
+
+
+def test_appendix_explorer_shows_minilm_attention(open_book_page, minilm_maps):
+    page = open_book_page("book/appendix/explorer.html")
+    root = page.locator(".cw-explorer")
+    assert root.count() == 1 and root.get_attribute("data-ready") == "1"
+    sentence = "The animal didn't cross the street because it was too tired."
+    maps = minilm_maps(sentence)
+    root.locator("select[data-role=input]").select_option("1")
+    for layer, head, q in [(0, 2, 3), (5, 11, 8), (3, 6, 1)]:
+        root.locator("select[data-role=layer]").select_option(str(layer))
+        root.locator("select[data-role=head]").select_option(str(head))
+        root.locator(".cw-qtok").nth(q).hover()
+        assert _shown_weights(root) == [show(x, DIGITS) for x in maps[layer, head, q]], (layer, head, q)

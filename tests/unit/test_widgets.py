@@ -226,3 +226,126 @@ def test_ids_are_distinct_within_a_kernel():
 def test_static_files_are_package_data():
     for name in ("common.js", "explorer.js", "playground.js", "widgets.css"):
         assert static_text(name).strip()
+
+
+def test_inlined_data_does_not_depend_on_the_last_bits():
+    # near-ties (they show differently once rounded to digits + 4 decimals) that
+    # differ only in the last bits, as MiniLM's weights do between two CPUs
+    from course_lib.widgets._html import compact
+    for a, b in [(0.004999861637965387, 0.004999861637965397),
+                 (0.015000293772717234, 0.01500029377271727)]:
+        assert compact(a, 2) == compact(b, 2) and show(compact(a, 2), 2) == show(a, 2)
+    p = 0.004999861637965387
+    w = np.array([[[[p, 1 - p], [1 - p, p]]]])
+    w2 = w.copy()
+    w2[0, 0, 0, 0] = np.nextafter(w2[0, 0, 0, 0], 1)
+    assert attention_explorer(["a", "b"], w, title="t").payload == \
+        attention_explorer(["a", "b"], w2, title="t").payload
+
+
+# ---- real models: course_lib.widgets.models ---------------------------------------------------
+
+def _small(kind):
+    import torch
+
+    from course_lib.models import BERT, GPT, Transformer
+    torch.manual_seed(0)
+    if kind == "bert":
+        return BERT(vocab_size=30, d_model=16, num_heads=2, num_layers=3, d_ff=32, max_len=16).double()
+    if kind == "gpt":
+        return GPT(vocab_size=30, d_model=16, num_heads=4, num_layers=2, d_ff=32, max_len=16).double()
+    return Transformer(src_vocab=30, tgt_vocab=30, d_model=16, num_heads=2, num_encoder_layers=2,
+                       num_decoder_layers=1, d_ff=32, max_len=16).double()
+
+
+def test_attention_maps_are_the_models_own_weights():
+    import torch
+
+    from course_lib.widgets import attention_maps
+    model = _small("bert").train()                       # left in training mode on purpose
+    ids = [[1, 5, 7, 9, 2], [1, 4, 2]]
+    maps = attention_maps(model, ids)
+    assert model.training, "the model's mode must be restored"
+    model.eval()
+    for x, m in zip(ids, maps):
+        _, ref = model(torch.tensor([x]), need_weights=True)
+        assert m.shape == (3, 2, len(x), len(x)) and m.dtype == np.float64
+        np.testing.assert_allclose(m, torch.stack([w[0] for w in ref]).detach().numpy(), atol=1e-12)
+    # the hooks are gone: the model computes as before
+    assert all(not mod._forward_hooks and not mod._forward_pre_hooks for mod in model.modules())
+
+
+def test_attention_maps_of_gpt_are_causal_and_leave_the_output_alone():
+    import torch
+
+    from course_lib.widgets import attention_maps, model_explorer
+    model = _small("gpt").eval()
+    ids = torch.tensor([3, 8, 1, 4, 4, 9])
+    before = model(ids[None])
+    (m,) = attention_maps(model, [ids])
+    assert m.shape == (2, 4, 6, 6)
+    np.testing.assert_allclose(m.sum(-1), 1.0, atol=1e-12)
+    assert (np.triu(m, k=1) == 0).all(), "a GPT query never sees a later token"
+    assert torch.equal(model(ids[None]), before)
+    e = model_explorer(model, [ids], tokens=[list("abcdef")], title="GPT · 测试")
+    assert e.payload["heads"][3] == "Head 4 · 头 4" and "a->a 1.00" in repr(e)
+
+
+def test_attention_maps_choose_a_stack_with_where():
+    import torch
+
+    from course_lib.widgets import attention_maps
+    model = _small("transformer").eval()
+
+    def run(model, x):
+        src, tgt = x
+        return model(torch.tensor([src]), torch.tensor([tgt]))
+    x = ([5, 6, 7, 8, 2], [1, 9, 3])
+    with pytest.raises(ValueError, match="where="):
+        attention_maps(model, [x], forward=run)          # encoder, decoder self- and cross-attention
+    (m,) = attention_maps(model, [x], forward=run, where="encoder")
+    assert m.shape == (2, 2, 5, 5)
+    (m,) = attention_maps(model, [x], forward=run, where=lambda n: n.endswith("self_attn")
+                          and n.startswith("decoder"))
+    assert m.shape == (1, 2, 3, 3)
+
+
+@pytest.mark.parametrize("call, exc, words", [
+    (lambda m: __import__("course_lib.widgets", fromlist=["x"]).attention_maps(m.float(), [[1, 2]]),
+     ValueError, ["float64", "allow_float32"]),
+    (lambda m: __import__("course_lib.widgets", fromlist=["x"]).attention_maps(m, "1 2 3"),
+     TypeError, ["inputs"]),
+    (lambda m: __import__("course_lib.widgets", fromlist=["x"]).attention_maps(m, [[0.5, 1.5]]),
+     TypeError, ["token ids", "forward="]),
+    (lambda m: __import__("course_lib.widgets", fromlist=["x"]).attention_maps(m, [[1, 2]], where="nope"),
+     ValueError, ["where='nope'"]),
+    (lambda m: __import__("course_lib.widgets", fromlist=["x"]).attention_maps("model", [[1, 2]]),
+     TypeError, ["model"]),
+])
+def test_attention_maps_bad_input(call, exc, words):
+    with pytest.raises(exc) as info:
+        call(_small("bert"))
+    for w in words:
+        assert w in str(info.value), f"{w!r} not in {info.value}"
+
+
+def test_minilm_explorer_is_hugging_face_minilm_in_float64():
+    import torch
+
+    from course_lib.models.pretrained import load_minilm, minilm_dir
+    from course_lib.widgets import minilm_explorer
+    transformers = pytest.importorskip("transformers")
+    sentences = ["The cat sat on the mat.", "It was tired."]
+    e = minilm_explorer(sentences, title="MiniLM")
+    model, tokenizer = load_minilm()
+    assert model.tok_emb.weight.dtype == torch.float32, "the cached model must stay as it was"
+    hf = transformers.BertModel.from_pretrained(str(minilm_dir()), attn_implementation="eager")
+    hf = hf.double().eval()
+    for s, inp in zip(sentences, e.payload["inputs"]):
+        enc = tokenizer.encode(s)
+        assert inp["tokens"] == enc.tokens and inp["tokens"][0] == "[CLS]"
+        with torch.no_grad():
+            ref = torch.stack([a[0] for a in hf(torch.tensor([enc.ids]), output_attentions=True).attentions])
+        shown = np.vectorize(lambda x: show(x, 2))
+        assert (shown(np.array(inp["weights"])) == shown(ref.numpy())).all()
+    assert len(e.payload["layers"]) == 6 and len(e.payload["heads"]) == 12
