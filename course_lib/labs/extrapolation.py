@@ -7,9 +7,18 @@ positional encoding cannot do it (attention does not know which key is the
 previous one). :class:`PositionProbe` is one :class:`~course_lib.models.EncoderLayer`
 between a token embedding plus positional encoding and a linear head; the
 two variants differ only in the positional encoding.
+
+The two trained probes whose results chapter 4 prints are recipes of
+``make train`` (see :mod:`course_lib.repro`): ``ch04-probe-sinusoidal`` and
+``ch04-probe-learned``, both :data:`PROBE` (trained on length 16, evaluated
+per position on 1000 fresh sequences of length 64). The notebook trains the
+same probes live with :func:`probe_model` and :func:`train_probe` and loads
+the checkpoints for every printed result.
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 import torch
@@ -17,10 +26,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .._validate import check_choice, check_positive_int, check_positive_number
+from .. import repro
 from ..models import EncoderLayer, LearnedPositionalEncoding, SinusoidalPositionalEncoding
-from ..training import train
+from ..training import logged_curve, train
 
-__all__ = ["PositionProbe", "previous_token_batch", "train_probe", "accuracy_by_position"]
+__all__ = ["PositionProbe", "previous_token_batch", "train_probe", "accuracy_by_position", "PROBE", "SPANS",
+           "probe_model", "span_accuracy"]
 
 _ENCODINGS = {"sinusoidal": SinusoidalPositionalEncoding, "learned": LearnedPositionalEncoding}
 
@@ -76,12 +87,14 @@ def previous_token_batch(batch_size: int, L: int, vocab_size: int, generator: to
 
 
 def train_probe(model: PositionProbe, L: int, steps: int = 200, batch_size: int = 32,
-                lr: float = 1e-2, seed: int = 0) -> list[float]:
+                lr: float = 1e-2, seed: int = 0, **progress) -> list[float]:
     """Train ``model`` on previous-token sequences of length ``L``.
 
     :func:`course_lib.training.train` with Adam and no gradient clipping;
     ``seed`` draws the data, and PyTorch's global generator is left as it is.
-    Call ``torch.set_num_threads`` first for results that repeat exactly.
+    ``progress`` (``log_every``, ``log_decimals``, ``name``, ``reference``,
+    ``rel``) is passed on to :func:`~course_lib.training.train`: in a notebook,
+    ``reference=repro.checkpoint_meta(name)["curve"]`` bands the progress lines.
 
     Returns:
         The training loss after each step. Chapter 4.
@@ -98,7 +111,10 @@ def train_probe(model: PositionProbe, L: int, steps: int = 200, batch_size: int 
         ids, targets = batch
         return F.cross_entropy(model(ids)[:, 1:].reshape(-1, vocab), targets[:, 1:].reshape(-1))
 
-    return train(model, batches.__getitem__, loss_fn, steps, lr, seed=None, clip=None)
+    allowed = {"log_every", "log_decimals", "name", "reference", "rel"}
+    if set(progress) - allowed:
+        raise TypeError(f"unexpected keyword(s) {sorted(set(progress) - allowed)}; allowed: {sorted(allowed)}")
+    return train(model, batches.__getitem__, loss_fn, steps, lr, seed=None, clip=None, **progress)
 
 
 @torch.no_grad()
@@ -117,3 +133,60 @@ def accuracy_by_position(model: PositionProbe, L: int, n: int = 1000, seed: int 
     acc = (model(ids).argmax(-1) == targets).double().mean(0).numpy()
     acc[0] = np.nan
     return acc
+
+
+# --------------------------------------------------------------------------- chapter 4's recipes
+
+#: The extrapolation experiment: probe sizes, training (length 16) and evaluation (length 64).
+PROBE = {"vocab_size": 16, "d_model": 32, "num_heads": 2, "max_len": 128, "L_train": 16, "steps": 200,
+         "batch_size": 32, "lr": 1e-2, "log_every": 50, "seed": 0, "L_test": 64, "n_test": 1000, "test_seed": 1}
+#: The position spans the chapter's table reports: name -> (first, last + 1).
+SPANS = {"1–15": (1, 16), "16": (16, 17), "17": (17, 18), "18–31": (18, 32), "32–63": (32, 64)}
+
+
+def probe_model(positional: str) -> PositionProbe:
+    """The chapter's :class:`PositionProbe` (:data:`PROBE` sizes), initialised from seed 0 (chapter 4)."""
+    check_choice(positional, "positional", _ENCODINGS)
+    torch.manual_seed(PROBE["seed"])
+    return PositionProbe(positional, vocab_size=PROBE["vocab_size"], d_model=PROBE["d_model"],
+                         num_heads=PROBE["num_heads"], max_len=PROBE["max_len"])
+
+
+def span_accuracy(acc) -> dict:
+    """Mean accuracy over each of :data:`SPANS`, from :func:`accuracy_by_position` (chapter 4)."""
+    acc = np.asarray(acc, dtype=float)
+    if acc.ndim != 1 or len(acc) < max(hi for _, hi in SPANS.values()):
+        raise ValueError(f"acc must be a 1-D array of at least {max(hi for _, hi in SPANS.values())} positions")
+    return {name: float(np.mean(acc[lo:hi])) for name, (lo, hi) in SPANS.items()}
+
+
+def _probe_recipe(positional: str) -> dict:
+    model = probe_model(positional)
+    losses = train_probe(model, L=PROBE["L_train"], steps=PROBE["steps"], batch_size=PROBE["batch_size"],
+                         lr=PROBE["lr"], seed=PROBE["seed"])
+    acc = accuracy_by_position(copy.deepcopy(model).double(), PROBE["L_test"], n=PROBE["n_test"],
+                               seed=PROBE["test_seed"])
+    metrics = {f"acc_{name.replace('–', '_')}": v for name, v in span_accuracy(acc).items()}
+    return {"model": model, "metrics": metrics, "curve": logged_curve(losses, PROBE["log_every"]),
+            "config": {**PROBE, "positional": positional}}
+
+
+_PROBE_DATA = ("previous-token task, random sequences of 16 tokens, length 16 only, 200 batches of 32 (seed 0); "
+               "evaluated per position on 1000 fresh sequences of length 64 (seed 1)")
+
+
+# Retrained on 4 CPU paths (AVX-512 2 threads, AVX2 3 and 1 threads, plain C 1 thread). Sinusoidal:
+# spreads 2e-4 (1–15), 0.006 (16), 0.010 (17), 5e-4 (18–31), 2e-4 (32–63), final loss 2 %; learned: identical.
+# Tolerances: about 3x the spreads, at least 0.002 (2 sequences in 1000 per position).
+@repro.recipe("ch04-probe-sinusoidal", chapter="ch04",
+              tolerance={"acc_1_15": 0.002, "acc_16": 0.015, "acc_17": 0.03, "acc_18_31": 0.002, "acc_32_63": 0.002},
+              data=_PROBE_DATA + " · 前一个词元任务，只在长度 16 上训练；在长度 64 的 1000 条新序列上逐位置评估")
+def _recipe_probe_sinusoidal() -> dict:
+    return _probe_recipe("sinusoidal")
+
+
+@repro.recipe("ch04-probe-learned", chapter="ch04",
+              tolerance={"acc_1_15": 0.002, "acc_16": 0.01, "acc_17": 0.01, "acc_18_31": 0.002, "acc_32_63": 0.002},
+              data=_PROBE_DATA + " · 同上，可学习的位置编码")
+def _recipe_probe_learned() -> dict:
+    return _probe_recipe("learned")
