@@ -3,7 +3,7 @@
 Chapter 5 (*The full Transformer*, ``ch05_transformer``) reproduces the
 source's ``test.py``: a :class:`~course_lib.models.Transformer` learns to
 translate digit sequences into letters (1 -> A, …, 5 -> E) with the source's
-vocabularies::
+vocabularies (:data:`SRC_VOCAB`, :data:`TGT_VOCAB`, as the source prints them)::
 
     source: {0: <PAD>, 1: "1", …, 5: "5"}
     target: {0: <PAD>, 1: "A", …, 5: "E", 6: <SOS>, 7: <EOS>}
@@ -12,25 +12,42 @@ A digit and its letter share an id, so a target is the source plus
 ``<SOS>``/``<EOS>``. ``SAMPLE_RULES`` lists candidate ways to build the
 source's 28 training samples; :func:`noam_lr` is the learning-rate schedule of
 the 2017 paper; :func:`train_translator` trains with it through
-:func:`course_lib.training.train`. The vocabularies are the source's own
-(:mod:`course_lib.chapters.ch05.source`), not the book's ``<sos>`` = 1 convention.
+:func:`course_lib.training.train`. The vocabularies are the source's own, not
+the book's ``<sos>`` = 1 convention. (The source's other printed strings, its
+log and test cases, are in :mod:`course_lib.chapters.ch05.source`; this lab
+imports nothing from the chapter.)
+
+The three models whose results chapter 5 prints are recipes of
+``make train`` (see :mod:`course_lib.repro`): ``ch05-translate-28`` (the
+source's 28 samples), ``ch05-translate-big`` (all sequences of length 1–4,
+a fifth held out) and ``ch05-noisy-loss`` (small batches, dropout, a constant
+learning rate: why the source's loss log jumps). Each checkpoint's curve is
+the loss of every step; :func:`stored_losses` reads it back.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
+import statistics
 from typing import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
 
 from .._validate import check_choice, check_positive_int, check_positive_number
-from ..chapters.ch05.source import TRANSLATION
-from ..training import train
+from .. import repro
+from ..training import logged_curve, train
 
-__all__ = ["PAD_ID", "SOS_ID", "EOS_ID", "DIGITS", "SAMPLE_RULES", "SOURCE_RULE", "training_sequences",
-           "all_sequences", "split_sequences", "make_batch", "make_translator", "noam_lr",
-           "train_translator", "full_loss", "translate", "expected_tokens", "exact_match"]
+__all__ = ["SRC_VOCAB", "TGT_VOCAB", "PAD_ID", "SOS_ID", "EOS_ID", "DIGITS", "SAMPLE_RULES", "SOURCE_RULE",
+           "training_sequences", "all_sequences", "split_sequences", "unseen_groups", "make_batch",
+           "make_translator", "noam_lr", "train_translator", "full_loss", "translate", "expected_tokens",
+           "exact_match", "evaluate_28", "evaluate_big", "stored_losses", "D_MODEL", "BIG_SPLIT",
+           "NOISY_EVERY"]
+
+#: The source's vocabularies, as its ``test.py`` prints them.
+SRC_VOCAB = {0: "<PAD>", 1: "1", 2: "2", 3: "3", 4: "4", 5: "5"}
+TGT_VOCAB = {0: "<PAD>", 1: "A", 2: "B", 3: "C", 4: "D", 5: "E", 6: "<SOS>", 7: "<EOS>"}
 
 PAD_ID, SOS_ID, EOS_ID = 0, 6, 7
 DIGITS = (1, 2, 3, 4, 5)
@@ -120,7 +137,7 @@ def make_translator(d_model: int = 32, num_heads: int = 1, num_layers: int = 2, 
     from ..models import Transformer
 
     torch.manual_seed(check_positive_int(seed, "seed", minimum=0))
-    model = Transformer(src_vocab=len(TRANSLATION["src_vocab"]), tgt_vocab=len(TRANSLATION["tgt_vocab"]),
+    model = Transformer(src_vocab=len(SRC_VOCAB), tgt_vocab=len(TGT_VOCAB),
                         d_model=d_model, num_heads=num_heads, num_encoder_layers=num_layers,
                         num_decoder_layers=num_layers, d_ff=2 * d_model, dropout=dropout, max_len=16)
     with torch.no_grad():
@@ -181,6 +198,7 @@ def noam_lr(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
 def train_translator(model, seqs, steps: int, lr: Callable[[int], float], *,
                      batch_size: int | None = None, seed: int = 0,
                      log_every: int | None = None, log_decimals: int = 2,
+                     reference: dict | None = None, rel: float = 0.25, name: str = "",
                      on_step: Callable | None = None) -> list[float]:
     """Train a :class:`~course_lib.models.Transformer` on digit sequences: :func:`course_lib.training.train`
     with this task's batches and loss.
@@ -192,14 +210,20 @@ def train_translator(model, seqs, steps: int, lr: Callable[[int], float], *,
         lr: ``step -> learning rate`` for steps ``1 … steps``, e.g.
             ``lambda s: noam_lr(s, 32, 50)`` or ``lambda s: 1e-3``.
         batch_size: None for the whole set every step; otherwise each step
-            draws ``batch_size`` sequences at random (seeded).
+            draws ``batch_size`` sequences at random (seeded). The draws do not
+            depend on ``steps``, so a run of fewer steps is the start of a longer one.
         seed: seeds the model's dropout and the batch draws.
         log_every: print ``step k/steps · loss x`` every this many steps, with
-            the loss of that step (not a mean).
+            the mean loss since the previous line (:func:`course_lib.training.train`).
         log_decimals: decimals of the printed loss.
-        on_step: optional ``f(step, model)`` called after every update
-            (e.g. to evaluate the model on the whole set); the model is back
-            in training mode afterwards.
+        reference, rel: the logged curve of the checkpoint this run reproduces
+            (``{step: mean loss}``, e.g. ``logged_curve(stored_losses(name), log_every)``):
+            each progress line is then a band of relative half-width ``rel``
+            around it, and the run fails outside it.
+        name: prefix of the progress lines.
+        on_step: optional ``f(step, model)`` called after every update, steps
+            counted from 1 (e.g. to evaluate the model on the whole set); the
+            model is back in training mode afterwards.
 
     Returns:
         The loss of every step (``steps`` floats). Adam uses the paper's
@@ -211,8 +235,6 @@ def train_translator(model, seqs, steps: int, lr: Callable[[int], float], *,
         raise TypeError(f"lr must be a function step -> learning rate, got {type(lr).__name__}")
     if batch_size is not None:
         batch_size = check_positive_int(batch_size, "batch_size")
-    if log_every is not None:
-        log_every = check_positive_int(log_every, "log_every")
     full = make_batch(seqs)
     gen = torch.Generator().manual_seed(check_positive_int(seed, "seed", minimum=0))
     if batch_size is None:
@@ -225,11 +247,10 @@ def train_translator(model, seqs, steps: int, lr: Callable[[int], float], *,
         if on_step is not None:
             on_step(step + 1, model)
             model.train()
-        if log_every is not None and ((step + 1) % log_every == 0 or step + 1 == steps):
-            print(f"step {step + 1:>{len(str(steps))}}/{steps} · loss {loss:.{log_decimals}f}")
 
     return train(model, batches.__getitem__, _loss, steps, lambda s: lr(s + 1), betas=(0.9, 0.98),
-                 eps=1e-9, seed=seed, clip=None, on_step=report)
+                 eps=1e-9, seed=seed, clip=None, on_step=report, log_every=log_every,
+                 log_decimals=log_decimals, reference=reference, rel=rel, name=name)
 
 
 def _loss(model, batch) -> torch.Tensor:
@@ -261,7 +282,7 @@ def translate(model, seqs, max_len: int = 6) -> list[list[str]]:
     """
     src = make_batch(seqs)[0]
     out = model.greedy_decode(src, SOS_ID, EOS_ID, max_len=max_len).tolist()
-    vocab = TRANSLATION["tgt_vocab"]
+    vocab = TGT_VOCAB
     result = []
     for row in out:
         row = row[:row.index(EOS_ID) + 1] if EOS_ID in row else row
@@ -271,7 +292,7 @@ def translate(model, seqs, max_len: int = 6) -> list[list[str]]:
 
 def expected_tokens(seq: Sequence[int]) -> list[str]:
     """The correct translation of ``seq`` as tokens: ``<SOS>``, letters, ``<EOS>``."""
-    vocab = TRANSLATION["tgt_vocab"]
+    vocab = TGT_VOCAB
     return [vocab[SOS_ID]] + [vocab[d] for d in seq] + [vocab[EOS_ID]]
 
 
@@ -279,3 +300,122 @@ def exact_match(model, seqs, max_len: int = 6) -> float:
     """Fraction of ``seqs`` translated exactly right (every token, then ``<EOS>``)."""
     got = translate(model, seqs, max_len)
     return sum(g == expected_tokens(s) for g, s in zip(got, seqs)) / len(seqs)
+
+
+# --------------------------------------------------------------------------- the chapter's three models
+
+#: Width of the chapter's translators (2 + 2 layers, 1 head, ``d_ff = 2 d_model``).
+D_MODEL = 32
+#: The held-out split of ``ch05-translate-big``: lengths, fraction held out, seed.
+BIG_SPLIT = {"lengths": (1, 2, 3, 4), "held_out": 0.2, "seed": 0}
+#: ``ch05-noisy-loss`` records the whole set's loss every this many steps (5 epochs of 7 batches).
+NOISY_EVERY = 35
+
+
+def unseen_groups(train: Sequence[Sequence[int]] | None = None) -> dict[str, list[list[int]]]:
+    """The sequences of length 1–3 that a model trained on ``train`` (default: the
+    source's 28 samples) never saw, by kind: ``"repeated_pairs"`` (``[1, 1]``, …)
+    and ``"other_len3"``; every single digit is a training sample."""
+    seen = {tuple(s) for s in (training_sequences() if train is None else train)}
+    unseen = [s for s in all_sequences((1, 2, 3)) if tuple(s) not in seen]
+    return {"repeated_pairs": [s for s in unseen if len(s) == 2],
+            "other_len3": [s for s in unseen if len(s) == 3]}
+
+
+def _float64(model):
+    """A float64 copy in eval mode: what the notebook gets from ``load_checkpoint(..., dtype=torch.float64)``."""
+    return copy.deepcopy(model).double().eval()
+
+
+def evaluate_28(model) -> dict[str, float]:
+    """Held-out metrics of a model trained on the source's 28 samples.
+
+    Exact match on the training samples, on the repeated pairs and on the
+    other length-3 sequences (:func:`unseen_groups`), and the teacher-forced
+    loss on all the unseen sequences. Call it on a float64 model, as the notebook does.
+    """
+    groups = unseen_groups()
+    return {"exact_train": exact_match(model, training_sequences()),
+            "exact_repeated_pairs": exact_match(model, groups["repeated_pairs"]),
+            "exact_other_len3": exact_match(model, groups["other_len3"]),
+            "loss_unseen": full_loss(model, groups["repeated_pairs"] + groups["other_len3"])}
+
+
+def evaluate_big(model, train_seqs, held) -> dict[str, float]:
+    """Metrics of ``ch05-translate-big``: exact match on its training and held-out
+    sequences, and the teacher-forced loss on the held-out ones."""
+    return {"exact_train": exact_match(model, train_seqs), "exact_held": exact_match(model, held),
+            "loss_held": full_loss(model, held)}
+
+
+def stored_losses(name: str) -> list[float]:
+    """The loss of every step of checkpoint ``name``'s training (its curve, logged every step)."""
+    curve = repro.checkpoint_meta(name)["curve"]
+    steps = sorted(int(k) for k in curve)
+    if steps != list(range(1, len(steps) + 1)):
+        raise ValueError(f"checkpoint {name!r} does not store the loss of every step; "
+                         f"run `make train NAMES={name}`")
+    return [float(curve[str(s)]) for s in steps]
+
+
+@repro.recipe("ch05-translate-28", chapter="ch05",
+              # Retrained on 5 CPU paths (AVX-512, AVX2, plain C; 1–3 threads): every exact match
+              # identical, loss_unseen within 1.3e-7. Tolerance: one sequence per exact match, 4x the loss spread.
+              tolerance={"exact_train": 0.04, "exact_repeated_pairs": 0.2, "exact_other_len3": 0.009,
+                         "loss_unseen": 5e-7},
+              data="the source's 28 samples (full batch, 200 steps); evaluated on the 127 unseen "
+                   "sequences of length 1–3 · 原文的 28 个样本；在 127 个未见过的长度 1–3 序列上评估")
+def _recipe_28() -> dict:
+    steps, warmup, factor = 200, 50, 0.2
+    model = make_translator(D_MODEL, seed=0)
+    losses = train_translator(model, training_sequences(), steps=steps,
+                              lr=lambda s: noam_lr(s, D_MODEL, warmup, factor))
+    return {"model": model, "metrics": evaluate_28(_float64(model)), "curve": logged_curve(losses, 1),
+            "config": {"d_model": D_MODEL, "steps": steps, "warmup": warmup, "factor": factor,
+                       "batch": "all 28", "seed": 0, "rule": SOURCE_RULE}}
+
+
+@repro.recipe("ch05-translate-big", chapter="ch05",
+              # Retrained on 5 CPU paths: exact_train identical, exact_held 1.0 or 0.994 (1 of 156),
+              # loss_held 0.0008–0.0038 (0.0026 from the stored run). Tolerance: about 3x those spreads.
+              tolerance={"exact_train": 0.002, "exact_held": 0.02, "loss_held": 0.008},
+              data="all 780 digit sequences of length 1–4, a fifth of each length held out (seed 0); "
+                   "400 steps of batches of 64 · 长度 1–4 的全部序列，每种长度留出五分之一")
+def _recipe_big() -> dict:
+    steps, warmup, factor, batch = 400, 100, 0.15, 64
+    train_seqs, held = split_sequences(BIG_SPLIT["lengths"], BIG_SPLIT["held_out"], BIG_SPLIT["seed"])
+    model = make_translator(D_MODEL, seed=0)
+    losses = train_translator(model, train_seqs, steps=steps, lr=lambda s: noam_lr(s, D_MODEL, warmup, factor),
+                              batch_size=batch)
+    return {"model": model, "metrics": evaluate_big(_float64(model), train_seqs, held),
+            "curve": logged_curve(losses, 1),
+            "config": {"d_model": D_MODEL, "steps": steps, "warmup": warmup, "factor": factor,
+                       "batch_size": batch, "seed": 0, **BIG_SPLIT}}
+
+
+@repro.recipe("ch05-noisy-loss", chapter="ch05",
+              # Retrained on 5 CPU paths: the whole set's loss at step 140 within 4.6e-4; where the
+              # spikes fall then differs (the last record ranged 0.0035–0.23), but the median of the
+              # last 10 records stayed within 0.0071 of the stored run's. Tolerance: about 3x.
+              tolerance={"whole_set_loss_step_140": 0.0015, "median_late_whole_set_loss": 0.02},
+              data="the source's 28 samples, batches of 4, dropout 0.1, constant lr 0.003, 700 steps; "
+                   "the whole set's loss (dropout off) every 35 steps · 原文的 28 个样本，每批 4 个，"
+                   "dropout 0.1，恒定学习率")
+def _recipe_noisy() -> dict:
+    steps, lr, batch, dropout, seed = 700, 3e-3, 4, 0.1, 1
+    train_28 = training_sequences()
+    model = make_translator(D_MODEL, seed=0, dropout=dropout)
+    whole = {}
+
+    def record(step, m):
+        if step % NOISY_EVERY == 0:
+            whole[step] = full_loss(m, train_28)
+
+    losses = train_translator(model, train_28, steps=steps, lr=lambda s: lr, batch_size=batch, seed=seed,
+                              on_step=record)
+    records = [whole[s] for s in sorted(whole)]
+    metrics = {"median_late_whole_set_loss": statistics.median(records[-10:]),
+               **{f"whole_set_loss_step_{s}": v for s, v in whole.items()}}
+    return {"model": model, "metrics": metrics, "curve": logged_curve(losses, 1),
+            "config": {"d_model": D_MODEL, "steps": steps, "lr": lr, "batch_size": batch, "dropout": dropout,
+                       "seed": seed, "whole_set_every": NOISY_EVERY}}

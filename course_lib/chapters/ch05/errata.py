@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from ...display import Table
+from ...labs.translation import TGT_VOCAB
 from .source import TRANSLATION, SourceEncoderLayer
 from .._errata import Erratum
 
@@ -14,7 +15,7 @@ CH05 = "book/ch05_transformer"
 
 
 def _token_evidence() -> Table:
-    vocab = set(TRANSLATION["tgt_vocab"].values())
+    vocab = set(TGT_VOCAB.values())
     printed = []
     for _, tokens in TRANSLATION["test_cases"]:
         printed += [t for t in tokens if t not in printed]

@@ -1,5 +1,9 @@
 """Chapter 5's source data (``ch05_transformer``): the digits-to-letters translation test, and
-the source's encoder layer, verbatim."""
+the source's encoder layer, verbatim.
+
+The test's vocabularies, which the source also prints, are defined by the
+task itself in :mod:`course_lib.labs.translation` (``SRC_VOCAB``,
+``TGT_VOCAB``): chapters import labs, never the reverse."""
 
 from __future__ import annotations
 
@@ -14,8 +18,6 @@ __all__ = ["TRANSLATION", "SourceEncoderLayer"]
 # translate digit sequences into letter sequences (1 -> A, …, 5 -> E). The
 # script itself is not in the source; its description and its log are.
 TRANSLATION = {
-    "src_vocab": {0: "<PAD>", 1: "1", 2: "2", 3: "3", 4: "4", 5: "5"},
-    "tgt_vocab": {0: "<PAD>", 1: "A", 2: "B", 3: "C", 4: "D", 5: "E", 6: "<SOS>", 7: "<EOS>"},
     "defaults": {"d_model": 512, "num_layers": 6, "num_heads": 8, "d_ff": 2048},
     "epochs": 300,
     # "Epoch 20/300, Loss: 0.3004", … every 20 epochs.
