@@ -27,7 +27,9 @@ __all__ = ["quantize_int8", "saved_size", "prune_linear", "linear_sparsity"]
 def quantize_int8(model: nn.Module) -> nn.Module:
     """A copy of ``model`` whose ``nn.Linear`` layers use int8 weights (chapter 8).
 
-    Uses ``torch.ao.quantization.quantize_dynamic`` (CPU inference only). The
+    Uses ``torch.ao.quantization.quantize_dynamic`` (CPU inference only), with
+    the integer kernels of ``torch.backends.quantized.engine`` (FBGEMM or
+    oneDNN on x86, QNNPACK on ARM). The
     query projections ``q_proj`` of :class:`~course_lib.models.MultiHeadAttention`
     stay float32: the module reads ``q_proj.weight.dtype`` to check its inputs,
     and a quantised linear layer has no float weight. Every other linear layer
@@ -46,7 +48,15 @@ def quantize_int8(model: nn.Module) -> nn.Module:
              if isinstance(m, nn.Linear) and not name.endswith("q_proj")}
     with warnings.catch_warnings():          # torch.ao.quantization is deprecated in torch 2.10+
         warnings.simplefilter("ignore")
-        return torch.ao.quantization.quantize_dynamic(model, names, dtype=torch.qint8)
+        quantized = torch.ao.quantization.quantize_dynamic(model, names, dtype=torch.qint8)
+    if torch.backends.quantized.engine == "qnnpack":
+        # QNNPACK (ARM's engine) has no reduced range: asked for one, as a dynamic Linear of
+        # version 4 always does, it ignores it and warns on stderr, from C++. Version 3 does not
+        # ask; the numbers are the same.
+        for m in quantized.modules():
+            if isinstance(m, torch.ao.nn.quantized.dynamic.Linear):
+                m.version = 3
+    return quantized
 
 
 def saved_size(model: nn.Module, directory=None) -> int:

@@ -6,10 +6,13 @@ with values 0-16) ships with scikit-learn, so nothing is downloaded.
 :func:`train_classifier` trains any image classifier with AdamW and a
 one-cycle learning-rate schedule (through :func:`course_lib.training.train`),
 printing a progress line every few epochs; :class:`SmallCNN` is the convolutional baseline that chapter 6 sets
-against a small :class:`~course_lib.models.vit.ViT`.
+against a small :class:`~course_lib.models.vit.ViT`. The two recipes ``ch06-digits-vit`` and
+``ch06-digits-cnn`` (``make train``) write the checkpoints whose results the chapter prints.
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 import torch
@@ -17,9 +20,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from .._validate import check_positive_int, check_positive_number, check_tensor
-from ..training import train
+from ..repro import recipe
+from ..training import logged_curve, train
 
-__all__ = ["load_split", "SmallCNN", "train_classifier", "predict", "confusion_matrix"]
+__all__ = ["load_split", "SmallCNN", "steps_per_epoch", "train_classifier", "predict", "predict64",
+           "confusion_matrix", "VIT_CONFIG", "CNN_CHANNELS", "EPOCHS", "LOG_EVERY", "build_vit", "build_cnn",
+           "digits_vit", "digits_cnn"]
 
 
 def load_split(test_size: float = 0.25, seed: int = 0):
@@ -72,27 +78,38 @@ class SmallCNN(nn.Module):
         return self.head(self.features(images).flatten(1))
 
 
+def steps_per_epoch(n: int, batch_size: int = 64) -> int:
+    """Mini-batches in one epoch of ``n`` images (the last one may be smaller) (chapter 6)."""
+    n, batch_size = check_positive_int(n, "n"), check_positive_int(batch_size, "batch_size")
+    return -(-n // batch_size)
+
+
 def train_classifier(model: nn.Module, X: torch.Tensor, y: torch.Tensor, epochs: int = 20,
                      batch_size: int = 64, lr: float = 5e-3, label_smoothing: float = 0.1,
-                     seed: int = 0, log_every: int = 5, name: str = "") -> list[float]:
+                     seed: int = 0, log_every: int = 5, name: str = "", reference: dict | None = None,
+                     rel: float = 0.25) -> list[float]:
     """Train ``model`` on ``(X, y)`` with AdamW and a one-cycle schedule (chapter 6).
 
     :func:`course_lib.training.train` with shuffled mini-batches (``seed``
     shuffles them), AdamW (weight decay 0.01), PyTorch's ``OneCycleLR`` and no
     gradient clipping; PyTorch's global generator is left as it is. Call
-    ``torch.manual_seed`` before building the model and
-    ``torch.set_num_threads`` before training for results that repeat exactly.
+    ``torch.manual_seed`` before building the model (:func:`build_vit`,
+    :func:`build_cnn`) for results that repeat exactly on one machine.
 
     Args:
         model: maps images ``X[i:j]`` to logits ``(j - i, num_classes)``.
         X: images ``(n, C, H, W)``; y: labels ``(n,)``.
         epochs, batch_size, lr: training budget; ``lr`` is the schedule's peak.
         label_smoothing: of the cross-entropy loss.
-        log_every: print ``name · epoch e/E · loss`` every this many epochs
-            (the mean training loss of that epoch, 2 decimals); 0 prints nothing.
+        log_every: a progress line ``name · step s/S · loss`` every this many
+            epochs (the mean loss of the mini-batches since the previous line,
+            3 decimals); 0 prints nothing.
+        reference, rel: the curve a checkpoint recorded (``{step: mean loss}``)
+            and the relative half-width of the bands the progress lines are
+            then printed as (:func:`course_lib.training.train`).
 
     Returns:
-        The mean training loss of each epoch.
+        The training loss of every step (mini-batch), ``epochs * steps_per_epoch(len(X))`` floats.
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
@@ -106,24 +123,14 @@ def train_classifier(model: nn.Module, X: torch.Tensor, y: torch.Tensor, epochs:
     log_every = check_positive_int(log_every, "log_every", minimum=0)
     g = torch.Generator().manual_seed(seed)
     batches = [idx for _ in range(epochs) for idx in torch.randperm(len(X), generator=g).split(batch_size)]
-    steps_per_epoch = len(batches) // epochs
-    losses, total = [], [0.0]
 
     def loss_fn(model, idx):
         return F.cross_entropy(model(X[idx]), y[idx], label_smoothing=label_smoothing)
 
-    def end_of_epoch(step, loss):
-        total[0] += loss * len(batches[step])
-        if (step + 1) % steps_per_epoch == 0:
-            losses.append(total[0] / len(X))
-            total[0], epoch = 0.0, (step + 1) // steps_per_epoch
-            if log_every and (epoch % log_every == 0 or epoch == epochs):
-                print(f"{name} · epoch {epoch:>2}/{epochs} · loss {losses[-1]:.2f}".lstrip(" ·"))
-
-    train(model, batches.__getitem__, loss_fn, len(batches), lr, optimizer="adamw", weight_decay=0.01,
-          scheduler=lambda opt: torch.optim.lr_scheduler.OneCycleLR(opt, lr, total_steps=len(batches)),
-          seed=None, clip=None, on_step=end_of_epoch)
-    return losses
+    return train(model, batches.__getitem__, loss_fn, len(batches), lr, optimizer="adamw", weight_decay=0.01,
+                 scheduler=lambda opt: torch.optim.lr_scheduler.OneCycleLR(opt, lr, total_steps=len(batches)),
+                 seed=None, clip=None, log_every=log_every * steps_per_epoch(len(X), batch_size) or None,
+                 name=name, reference=reference, rel=rel)
 
 
 @torch.no_grad()
@@ -145,3 +152,67 @@ def confusion_matrix(y_true, y_pred, num_classes: int = 10) -> np.ndarray:
     if t.size and (min(t.min(), p.min()) < 0 or max(t.max(), p.max()) >= k):
         raise ValueError(f"labels must lie in 0..{k - 1}")
     return np.bincount(t * k + p, minlength=k * k).reshape(k, k)
+
+
+# ---------------------------------------------------------------- the chapter's two checkpoints
+
+VIT_CONFIG = dict(image_size=8, patch_size=2, in_channels=1, num_classes=10,
+                  d_model=64, num_heads=4, num_layers=2, d_ff=128)
+"""The digit ViT of chapter 6: 16 patches of 2 x 2 pixels, width 64, 4 heads, 2 layers."""
+CNN_CHANNELS = (32, 64, 64)
+"""The channels of the :class:`SmallCNN` baseline of chapter 6."""
+EPOCHS, LOG_EVERY = 20, 5
+"""The training budget of both models, and a progress line every ``LOG_EVERY`` epochs."""
+
+
+def build_vit(seed: int = 0) -> nn.Module:
+    """The chapter's digit ViT (:data:`VIT_CONFIG`), weights drawn after ``torch.manual_seed(seed)``."""
+    from ..models import ViT
+
+    torch.manual_seed(seed)
+    return ViT(**VIT_CONFIG)
+
+
+def build_cnn(seed: int = 0) -> nn.Module:
+    """The chapter's :class:`SmallCNN` baseline, weights drawn after ``torch.manual_seed(seed)``."""
+    torch.manual_seed(seed)
+    return SmallCNN(channels=CNN_CHANNELS)
+
+
+def predict64(model: nn.Module, X: torch.Tensor) -> torch.Tensor:
+    """:func:`predict` on a float64 copy of ``model`` and ``X``: the same classes on every CPU (chapter 6)."""
+    return predict(copy.deepcopy(model).to(torch.float64), X.to(torch.float64))
+
+
+def _digits_recipe(build) -> dict:
+    X_train, y_train, X_test, y_test = load_split()
+    model = build()
+    losses = train_classifier(model, X_train, y_train, epochs=EPOCHS, seed=0, log_every=0)
+    pred = predict64(model, X_test)
+    return {"model": model,
+            "metrics": {"accuracy": float((pred == y_test).double().mean()), "errors": int((pred != y_test).sum())},
+            "curve": logged_curve(losses, LOG_EVERY * steps_per_epoch(len(X_train))),
+            "config": {"split": "load_split(test_size=0.25, seed=0)", "epochs": EPOCHS, "batch_size": 64,
+                       "lr": 5e-3, "label_smoothing": 0.1, "seed": 0,
+                       "log_every_steps": LOG_EVERY * steps_per_epoch(len(X_train))}}
+
+
+_DATA = ("scikit-learn's 8 x 8 digits: the 1347 training images of load_split(test_size=0.25, seed=0); "
+         "evaluated on its 450 held-out images · scikit-learn 的 8 × 8 手写数字：1347 张训练图像；"
+         "在留出的 450 张图像上评估")
+
+
+@recipe("ch06-digits-vit", chapter="ch06", tolerance={"accuracy": 0.012}, data=_DATA)
+def digits_vit() -> dict:
+    """Chapter 6's ViT (:func:`build_vit`), 20 epochs of :func:`train_classifier`."""
+    out = _digits_recipe(build_vit)
+    out["config"].update(model="ViT", **VIT_CONFIG)
+    return out
+
+
+@recipe("ch06-digits-cnn", chapter="ch06", tolerance={"accuracy": 0.012}, data=_DATA)
+def digits_cnn() -> dict:
+    """Chapter 6's CNN baseline (:func:`build_cnn`), 20 epochs of :func:`train_classifier`."""
+    out = _digits_recipe(build_cnn)
+    out["config"].update(model="SmallCNN", channels=list(CNN_CHANNELS))
+    return out

@@ -114,8 +114,10 @@ def test_train_classifier_learns_and_is_repeatable(capsys):
         torch.manual_seed(0)
         model = digits.SmallCNN(channels=(4, 8, 8))
         runs.append(digits.train_classifier(model, X, y, epochs=3, log_every=1, name="cnn"))
+    assert len(runs[0]) == 3 * digits.steps_per_epoch(200) == 12
     assert runs[0] == runs[1] and runs[0][-1] < runs[0][0]
-    assert "cnn · epoch  3/3 · loss" in capsys.readouterr().out
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(" · loss")[0] for line in out] == [f"cnn · step {s:>2}/12" for s in (4, 8, 12)] * 2
     assert digits.predict(model, X).shape == (200,)
 
 
@@ -133,3 +135,26 @@ def test_train_classifier_bad_arguments(args, err, match):
     y = full[2] if full[2] is not None else torch.zeros(4, dtype=torch.int64)
     with pytest.raises(err, match=match):
         digits.train_classifier(full[0], X, y, epochs=1)
+
+
+def test_the_chapter_models_and_their_recipes():
+    from course_lib import repro
+    from course_lib.models import ViT
+    vit, cnn = digits.build_vit(), digits.build_cnn()
+    assert isinstance(vit, ViT) and isinstance(cnn, digits.SmallCNN)
+    assert vit.patch_embed.num_patches == 16 and vit.cls_token.shape == (1, 1, 64)
+    # the same seed draws the same weights · 同一种子，同样的权重
+    assert all(torch.equal(a, b) for a, b in zip(vit.state_dict().values(), digits.build_vit().state_dict().values()))
+    for name in ("ch06-digits-vit", "ch06-digits-cnn"):
+        rec = repro.RECIPES[name]
+        assert rec.chapter == "ch06" and set(rec.tolerance) == {"accuracy"}
+    assert digits.steps_per_epoch(1347) == 22 and digits.steps_per_epoch(128) == 2
+
+
+def test_predict64_evaluates_a_float64_copy():
+    X, _, _, _ = digits.load_split()
+    cnn = digits.build_cnn()
+    assert torch.equal(digits.predict64(cnn, X[:50]), digits.predict(cnn.double(), X[:50].double()))
+    cnn = digits.build_cnn()
+    digits.predict64(cnn, X[:5])
+    assert next(cnn.parameters()).dtype == torch.float32                   # the model is not changed

@@ -220,3 +220,83 @@ def test_swapped_full_attention_keeps_the_model(trained):
         for m in (same, big_window):
             torch.testing.assert_close(m.eval()(data.X_test[:8], attention_mask=data.M_test[:8]), ref,
                                        atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.skipif("qnnpack" not in torch.backends.quantized.supported_engines, reason="no QNNPACK")
+def test_int8_on_qnnpack_is_silent_and_equals_the_reduced_range_request(trained, capfd):
+    data, model = trained
+    default = torch.backends.quantized.engine
+    try:
+        torch.backends.quantized.engine = "qnnpack"      # ARM's engine
+        q = quantize_int8(model)
+        with torch.no_grad():
+            quiet = q(data.X_test, attention_mask=data.M_test)
+        assert capfd.readouterr().err == ""               # no C++ warning on stderr
+        for m in q.modules():                            # ask for the reduced range, as version 4 does
+            if isinstance(m, torch.ao.nn.quantized.dynamic.Linear):
+                m.version = 4
+        with torch.no_grad():
+            torch.testing.assert_close(q(data.X_test, attention_mask=data.M_test), quiet, rtol=0, atol=0)
+    finally:
+        torch.backends.quantized.engine = default
+
+
+# ---------------------------------------------------------------- chapter 8's recipes (course_lib.labs.capstone)
+
+def test_capstone_fit_draws_the_batches_of_train_classifier(monkeypatch):
+    from course_lib.labs import capstone
+    data = load_sentiment(max_len=capstone.MAX_LEN)
+    monkeypatch.setitem(capstone.TRAINING, "steps", 6)
+    runs = []
+    for fit in (lambda m: capstone.fit(m, data),
+                lambda m: train_classifier(m, data.X_train, data.M_train, data.y_train, steps=6,
+                                           batch_size=capstone.TRAINING["batch_size"],
+                                           lr=capstone.TRAINING["lr"], seed=capstone.TRAINING["seed"])):
+        model = build_classifier(len(data.vocab), d_model=16, num_heads=2, num_layers=1, max_len=24, seed=0)
+        runs.append(fit(model))
+    assert len(runs[0]) == 6 and runs[0] == runs[1]
+
+
+def test_capstone_fit_bands_its_progress_lines(monkeypatch, capsys):
+    from course_lib.labs import capstone
+    data = load_sentiment(max_len=capstone.MAX_LEN)
+    monkeypatch.setitem(capstone.TRAINING, "steps", 4)
+    model = build_classifier(len(data.vocab), d_model=16, num_heads=2, num_layers=1, max_len=24, seed=0)
+    losses = capstone.fit(model, data, log_every=2)
+    curve = {str(k): v for k, v in __import__("course_lib.training", fromlist=["x"]).logged_curve(losses, 2).items()}
+    model = build_classifier(len(data.vocab), d_model=16, num_heads=2, num_layers=1, max_len=24, seed=0)
+    capsys.readouterr()
+    capstone.fit(model, data, log_every=2, reference=curve, rel=1e-6, name="x")
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in out] == ["x · step 2/4 · loss", "x · step 4/4 · loss"]
+    assert all("✓ band" in line for line in out)
+    bad = {k: 10 * v for k, v in curve.items()}
+    with pytest.raises(AssertionError, match="outside its band"):
+        capstone.fit(model, data, log_every=2, reference=bad, rel=0.1)
+
+
+def test_capstone_models_and_evaluation():
+    from course_lib import repro
+    from course_lib.labs import capstone
+    from course_lib.models.efficient_attention import EfficientSelfAttention
+    data = load_sentiment(max_len=capstone.MAX_LEN)
+    full = capstone.build(len(data.vocab))
+    assert full.bert.layers[0].self_attn.__class__.__name__ != "EfficientSelfAttention"
+    for variant in ("local", "strided", "linear"):
+        m = capstone.build(len(data.vocab), variant)
+        assert isinstance(m.bert.layers[0].self_attn, EfficientSelfAttention)
+        # same initial weights as the full model · 同样的初始权重
+        torch.testing.assert_close(m.bert.layers[0].self_attn.q_proj.weight, full.bert.layers[0].self_attn.q_proj.weight)
+        assert capstone.checkpoint_name(variant) == f"ch08-sentiment-{variant}"
+        assert repro.RECIPES[capstone.checkpoint_name(variant)].chapter == "ch08"
+    assert capstone.checkpoint_name() == "ch08-sentiment" and "ch08-sentiment" in repro.RECIPES
+    with pytest.raises(ValueError, match="variant must be one of"):
+        capstone.build(10, "sparse")
+    ev = capstone.evaluate(full, data)
+    n = len(data.test)
+    assert ev["pred"].shape == (n,) and ev["margin"].shape == (n,) and (ev["margin"] <= 1).all()
+    assert ev["accuracy"] == pytest.approx((ev["pred"] == data.y_test.numpy()).mean())
+    lang = np.array([r["lang"] for r in data.test])
+    assert ev["accuracy"] == pytest.approx((lang == "en").mean() * ev["accuracy_en"]
+                                           + (lang == "zh").mean() * ev["accuracy_zh"])
+    assert full.bert.layers[0].linear1.weight.dtype == torch.float32      # evaluated on a float64 copy
