@@ -2,9 +2,7 @@
 
 Every model the book trains, in a notebook or in ``make train``, goes
 through :func:`train`: chapters 1, 3, 4, 5, 6, 7 and 8 call it with their own
-batches and loss. One exception: chapter 7 fine-tunes its classifier in a loop
-of its own, because that run keeps the pretrained encoder in ``eval()`` mode
-(no dropout) and :func:`train` puts the whole model in training mode. It is Adam (or AdamW) with optional warm-up or any
+batches and loss. It is Adam (or AdamW) with optional warm-up or any
 learning-rate schedule, gradient-norm clipping, and a progress line every
 ``log_every`` steps.
 
