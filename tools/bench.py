@@ -2,8 +2,9 @@
 
 Rows: each chapter notebook's execution (budget: 60 s on 2 cores), the book
 build, the test suite; then the speed of course_lib's multi-head attention
-relative to torch.nn.MultiheadAttention (both measured in the same run), and
-the capstone classifier's serving latency (p50/p95) and throughput.
+relative to torch.nn.MultiheadAttention (both measured in the same run), the
+capstone classifier's serving latency (p50/p95) and throughput, and chapter 9's
+tiled attention against full attention (memory and time ratios of one run).
 Timings on shared machines are noisy; compare ratios, not absolute seconds.
 """
 
@@ -57,7 +58,7 @@ def main() -> int:
     print(f"{'what':<{width}}  {'seconds':>8}  {'budget':>8}  status")
     for name, s, budget, status in rows:
         print(f"{name:<{width}}  {s:8.1f}  {budget:>8}  {status}")
-    for extra in ("bench_mha.py", "bench_serving.py"):  # ratios and latencies, one run each
+    for extra in ("bench_mha.py", "bench_serving.py", "bench_tiled.py"):  # ratios and latencies, one run each
         print()
         subprocess.run([sys.executable, str(ROOT / "tools" / extra)], cwd=ROOT, check=True)
     return 1 if over else 0

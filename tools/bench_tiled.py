@@ -133,6 +133,9 @@ def main() -> int:
     print(f"\nL={last['L']}: tiled/full peak memory " + ", ".join(f"{k} {v:.2%}" for k, v in ratios.items())
           + f"  (target < {TARGET:.0%}: {'met' if ok else 'NOT met'}); "
           f"total {time.perf_counter() - began:.1f} s")
+    print(f"L={last['L']}: tiled/full time NumPy {last['np_tiled_s'] / last['np_full_s']:.2f}, "
+          f"PyTorch {last['t_tiled_s'] / last['t_full_s']:.2f}; tiled/SDPA time "
+          f"{last['t_tiled_s'] / last['t_sdpa_s']:.2f} (ratios of this run)")
     return 0 if ok else 1
 
 

@@ -20,3 +20,7 @@ from .transformer import Transformer, TransformerConfig
 from .vit import PatchEmbedding, ViT, ViTConfig, patchify
 from .bert import BERT, BERTConfig, BertClassifier, BertForMLM, mask_tokens
 from .gpt import GPT, GPTConfig
+from .rope import RotaryEmbedding  # chapter 9
+from .gqa import GroupedQueryAttention, kv_cache_bytes_per_token  # chapter 9
+from .norms import LlamaBlock, RMSNorm, SwiGLU  # chapter 9
+from .tiled_attention import peak_memory_bytes  # chapter 9 (the function stays course_lib.models.tiled_attention.tiled_attention)

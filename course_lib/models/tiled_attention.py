@@ -110,13 +110,22 @@ def tiled_attention(Q, K, V, block_size: int = 128, mask=None, causal: bool = Fa
 
 @contextlib.contextmanager
 def _quiet_stderr():
-    """Silence file descriptor 2 (the profiler's C++ start/stop log lines) inside the block."""
+    """Silence file descriptor 2 (the profiler's C++ start/stop log lines) inside the block.
+
+    Descriptor 2 itself, not ``sys.stderr.fileno()``: in a Jupyter kernel the
+    latter is a copy of the original stream, while C++ writes to descriptor 2,
+    which the kernel forwards to the notebook.
+    """
+    fd = 2
     try:
-        fd = sys.stderr.fileno()
-    except (AttributeError, OSError, ValueError):          # e.g. a stream without a descriptor
+        os.fstat(fd)
+    except OSError:                                        # no descriptor 2 at all
         yield
         return
-    sys.stderr.flush()
+    try:
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
     saved = os.dup(fd)
     try:
         with open(os.devnull, "w") as devnull:

@@ -12,6 +12,10 @@ from .linear import linear
 from .masks import causal_mask, padding_mask, padding_mask_from_ids
 from .multihead import merge_heads, multi_head_attention, split_heads
 from .positional import sinusoidal_positional_encoding
+from .rope import apply_rope, rope_angles  # chapter 9
+from .alibi import alibi_bias, alibi_slopes  # chapter 9
+from .online_softmax import tiled_attention  # chapter 9
+from .norms import rms_norm, swiglu  # chapter 9
 
 __all__ = [
     "softmax", "masked_softmax", "attention_scores", "scaled_dot_product_attention",
@@ -20,4 +24,5 @@ __all__ = [
     "padding_mask", "padding_mask_from_ids", "causal_mask",
     "sinusoidal_positional_encoding",
     "layer_norm", "feed_forward", "encoder_layer", "decoder_layer",
+    "apply_rope", "rope_angles", "alibi_slopes", "alibi_bias", "tiled_attention", "rms_norm", "swiglu",
 ]
