@@ -16,8 +16,9 @@ Read it like an appendix of the book, named with the book's notation (``Q``,
     repro.py     seeds, bands and checkpoints with provenance
     display/     Table, fmt, matrix_table; display.plotting: figures whose Chinese renders
     labs/        one chapter's experiment per module (its docstring names the chapter):
-                 seq_tasks (1), extrapolation (4), translation (5), digits (6),
-                 sentiment, compression, serving (8)
+                 seq_tasks (1), heads (3), extrapolation (4), translation (5),
+                 digits (6), bert_lab and language_model (7), sentiment, capstone,
+                 compression, serving (8), modern (9)
     chapters/    chNN/ per chapter: source.py (the source documents' printed numbers and
                  code), worked.py (recomputed), errata.py, exercises.py (checkers);
                  chapters.EXAMPLES, ERRATA, CHECKERS, show(key), compare(...)
