@@ -76,7 +76,7 @@ def test_compare_grid_lays_out_the_source_table():
         chapters.compare_grid("pe_d4", "values", ["pos 0"], ["0", "1"])
 
 
-def test_probe_trains_and_learned_rows_beyond_training_stay_untouched():
+def test_probe_trains_and_learned_rows_beyond_training_stay_untouched(monkeypatch):
     torch.set_num_threads(2)
     torch.manual_seed(0)
     model = PositionProbe("learned", max_len=24)
@@ -85,10 +85,40 @@ def test_probe_trains_and_learned_rows_beyond_training_stay_untouched():
     after = model.pe.embedding.weight.detach()
     assert len(losses) == 5 and all(np.isfinite(losses))
     assert not torch.equal(after[:8], before[:8]) and torch.equal(after[8:], before[8:])
+    # Score the trained probe by hand: record its inputs and answers, count with a loop.
+    seen, forward = [], model.forward
+
+    def recording(ids):
+        logits = forward(ids)
+        seen.append((ids, logits.argmax(-1)))
+        return logits
+
+    monkeypatch.setattr(model, "forward", recording)
     acc = accuracy_by_position(model, 24, n=10)
-    assert acc.shape == (24,) and np.isnan(acc[0]) and np.all((acc[1:] >= 0) & (acc[1:] <= 1))
+    (ids, pred), = seen
+    assert ids.shape == (10, 24) and acc.shape == (24,) and np.isnan(acc[0])
+    right = [sum(int(pred[b, i]) == int(ids[b, i - 1]) for b in range(10)) for i in range(1, 24)]
+    assert acc[1:].tolist() == pytest.approx([r / 10 for r in right], rel=1e-12, abs=0)
     ids, targets = previous_token_batch(3, 5, 7, torch.Generator().manual_seed(0))
     assert torch.equal(targets[:, 1:], ids[:, :-1])
+
+
+def test_accuracy_by_position_of_a_probe_known_by_construction(monkeypatch):
+    """A probe forced to answer the previous token for rows ``b < i % 11`` at position ``i``, and a
+    wrong token for the others, scores ``(i % 11) / 10`` on 10 sequences."""
+    model = PositionProbe("sinusoidal", vocab_size=16, max_len=30)
+
+    def scripted(ids):
+        B, L = ids.shape
+        right = torch.roll(ids, 1, dims=1)                                  # ids[b, i - 1] (i >= 1)
+        rows, pos = torch.arange(B)[:, None], torch.arange(L)[None, :]
+        pred = torch.where(rows < pos % 11, right, (right + 1) % 16)
+        return torch.nn.functional.one_hot(pred, 16).float()
+
+    monkeypatch.setattr(model, "forward", scripted)
+    acc = accuracy_by_position(model, 30, n=10)
+    assert np.isnan(acc[0])
+    assert acc[1:].tolist() == pytest.approx([(i % 11) / 10 for i in range(1, 30)], rel=1e-12, abs=0)
 
 
 @pytest.mark.parametrize("call,exc,match", [
@@ -110,3 +140,25 @@ def test_probe_trains_and_learned_rows_beyond_training_stay_untouched():
 def test_bad_input_is_named(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_probe_recipe_pieces():
+    from course_lib import repro
+    from course_lib.labs import extrapolation as probe
+
+    a, b = probe.probe_model("learned"), probe.probe_model("learned")
+    assert torch.equal(a.pe.embedding.weight, b.pe.embedding.weight)
+    assert a.head.out_features == probe.PROBE["vocab_size"] and a.pe.max_len == probe.PROBE["max_len"]
+    acc = np.full(64, 0.5)
+    acc[0], acc[16], acc[40] = np.nan, 1.0, 0.0
+    spans = probe.span_accuracy(acc)
+    assert list(spans) == list(probe.SPANS) and spans["16"] == 1.0 and spans["1–15"] == 0.5
+    assert spans["32–63"] == pytest.approx(0.5 - 0.5 / 32)
+    for kind in ("sinusoidal", "learned"):
+        rec = repro.RECIPES[f"ch04-probe-{kind}"]
+        assert rec.chapter == "ch04"
+        assert set(rec.tolerance) == {f"acc_{n.replace('–', '_')}" for n in probe.SPANS}
+    with pytest.raises(ValueError, match="acc must be a 1-D array of at least 64"):
+        probe.span_accuracy(np.zeros(20))
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        probe.train_probe(a, L=8, steps=1, verbose=True)

@@ -74,11 +74,46 @@ def test_translator_init_training_and_decoding():
     assert not model.training
     out = T.translate(model, [[1, 2], [5]])
     assert all(o[0] == "<SOS>" for o in out)
-    assert 0.0 <= T.exact_match(model, [[1, 2], [5]]) <= 1.0
+    right, n = _exact_by_hand(model, [[1, 2], [5]])
+    assert T.exact_match(model, [[1, 2], [5]]) == right / n
     assert np.isfinite(T.full_loss(model, [[1, 2]]))
     with pytest.raises(TypeError, match="lr must be a function"):
         T.train_translator(model, [[1]], steps=1, lr=0.001)
     assert T.expected_tokens([3, 4]) == ["<SOS>", "C", "D", "<EOS>"]
+
+
+def _exact_by_hand(model, seqs, max_len=6):
+    """How many of ``seqs`` greedy decoding translates exactly, counted with a loop: the letters
+    share the digits' ids (1–5), <PAD> = 0, <SOS> = 6, <EOS> = 7."""
+    width = max(len(s) for s in seqs)
+    src = torch.tensor([list(s) + [0] * (width - len(s)) for s in seqs])
+    out = model.greedy_decode(src, 6, 7, max_len=max_len).tolist()
+    right = 0
+    for row, s in zip(out, seqs):
+        if 7 in row and row[:row.index(7)] == list(s):
+            right += 1
+    return right, len(seqs)
+
+
+def _decoding(answers):
+    """A stand-in for ``greedy_decode`` that returns fixed rows."""
+    return lambda src, sos_id, eos_id, max_len: torch.tensor(answers)
+
+
+@pytest.mark.parametrize("answers,expected", [
+    ([[1, 2, 7], [5, 7, 0]], 1.0),            # both right
+    ([[1, 2, 7], [4, 7, 0]], 0.5),            # a wrong letter
+    ([[1, 2, 3], [5, 7, 0]], 0.5),            # no <EOS>
+    ([[1, 2], [5, 7]], 0.5),                  # the right letters, but ran out before <EOS>
+    ([[1, 2, 2], [5, 7, 0]], 0.5),            # a letter too many, no <EOS>
+    ([[1, 7, 0], [5, 7, 0]], 0.5),            # a letter missing
+    ([[1, 2, 7], [5, 5, 7]], 0.5),            # a letter too many before <EOS>
+    ([[2, 1, 7], [7, 0, 0]], 0.0),            # wrong order; nothing before <EOS>
+])
+def test_exact_match_of_decodings_known_by_construction(monkeypatch, answers, expected):
+    model = T.make_translator(16, seed=0)
+    monkeypatch.setattr(model, "greedy_decode", _decoding(answers))
+    assert T.exact_match(model, [[1, 2], [5]]) == expected
 
 
 def test_attention_and_rnn_forward():
@@ -125,3 +160,121 @@ def test_best_seconds_times_a_call():
     assert isinstance(t, float) and t > 0
     with pytest.raises(ValueError, match="repeats must be an integer >= 1"):
         complexity.best_seconds(complexity.attention_forward, np.ones((8, 4)), repeats=0)
+
+
+# --------------------------------------------------------------------------- the recipes' pieces
+
+def test_the_lab_does_not_import_the_chapter():
+    """Imports point one way: chapters may import labs, never the reverse."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(T))
+    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert not [m for m in imported if "chapters" in m]
+    assert "src_vocab" not in source.TRANSLATION and "tgt_vocab" not in source.TRANSLATION
+    assert T.SRC_VOCAB[T.PAD_ID] == T.TGT_VOCAB[T.PAD_ID] == "<PAD>"
+    assert (T.TGT_VOCAB[T.SOS_ID], T.TGT_VOCAB[T.EOS_ID]) == ("<SOS>", "<EOS>")
+    assert all(T.SRC_VOCAB[d] == str(d) and T.TGT_VOCAB[d] == "ABCDE"[d - 1] for d in T.DIGITS)
+
+
+def test_the_recipes_are_registered():
+    from course_lib import repro
+
+    names = {"ch05-translate-28", "ch05-translate-big", "ch05-noisy-loss"}
+    assert names <= set(repro.RECIPES)
+    for name in names:
+        rec = repro.RECIPES[name]
+        assert rec.chapter == "ch05" and rec.data and all(v >= 0 for v in rec.tolerance.values())
+
+
+def test_unseen_groups_are_the_rest_of_lengths_1_to_3():
+    groups = T.unseen_groups()
+    train = {tuple(s) for s in T.training_sequences()}
+    assert groups["repeated_pairs"] == [[d, d] for d in T.DIGITS]
+    assert len(groups["other_len3"]) == 125 - 3
+    unseen = {tuple(s) for g in groups.values() for s in g}
+    assert not unseen & train and len(unseen) + len(train) == 5 + 25 + 125
+
+
+def test_evaluations_name_the_recipes_metrics():
+    from course_lib import repro
+
+    torch.set_num_threads(2)
+    model = T.make_translator(16, seed=0).double().eval()
+    m28 = T.evaluate_28(model)
+    assert set(repro.RECIPES["ch05-translate-28"].tolerance) <= set(m28)
+    groups = T.unseen_groups()
+    for key, seqs in [("exact_train", T.training_sequences()),
+                      ("exact_repeated_pairs", groups["repeated_pairs"]), ("exact_other_len3", groups["other_len3"])]:
+        right, n = _exact_by_hand(model, seqs)
+        assert m28[key] == right / n, key
+    assert m28["loss_unseen"] > 0
+    train, held = T.split_sequences(**T.BIG_SPLIT)
+    mbig = T.evaluate_big(model, train[:20], held[:20])
+    assert set(repro.RECIPES["ch05-translate-big"].tolerance) <= set(mbig)
+
+
+def test_evaluate_28_of_a_decoder_known_by_construction(monkeypatch):
+    """A decoder that translates a sequence right unless it has 3 digits and does not start with 1.
+
+    The 28 samples are 5 singles, 20 distinct pairs and the runs 123, 234, 345: 26 right. The 5
+    repeated pairs: all right. The other 122 length-3 sequences are the 125 minus those runs; 25
+    start with 1, one of them (123) a run: 24 right.
+    """
+    def decode(src, sos_id, eos_id, max_len):
+        rows = []
+        for row in src.tolist():
+            digits = [d for d in row if d != 0]
+            if len(digits) == 3 and digits[0] != 1:
+                digits[-1] = digits[-1] % 5 + 1                        # a wrong last letter
+            rows.append(digits + [eos_id] + [0] * (3 - len(digits)))
+        return torch.tensor(rows)
+
+    model = T.make_translator(16, seed=0).double().eval()
+    monkeypatch.setattr(model, "greedy_decode", decode)
+    m28 = T.evaluate_28(model)
+    assert (m28["exact_train"], m28["exact_repeated_pairs"], m28["exact_other_len3"]) == (26 / 28, 5 / 5, 24 / 122)
+
+
+def test_a_short_run_is_the_start_of_a_long_one():
+    """The notebook runs the first steps of a recipe live and bands them against the stored curve."""
+    torch.set_num_threads(2)
+    seqs = T.training_sequences()
+    runs = []
+    for steps in (4, 8):
+        model = T.make_translator(16, seed=0, dropout=0.1)
+        runs.append(T.train_translator(model, seqs, steps=steps, lr=lambda s: 3e-3, batch_size=4, seed=1))
+    assert runs[0] == runs[1][:4]
+
+
+def test_progress_lines_are_banded_against_a_reference(capsys):
+    from course_lib.training import logged_curve
+
+    torch.set_num_threads(2)
+    seqs = [[1, 2], [3], [4, 5]]
+
+    def run(**kw):
+        model = T.make_translator(16, seed=0)
+        return T.train_translator(model, seqs, steps=4, lr=lambda s: 1e-3, log_every=2, log_decimals=3, **kw)
+
+    losses = run()
+    capsys.readouterr()
+    run(reference=logged_curve(losses, 2), rel=0.01, name="t")
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and all(line.startswith("t · step") and "✓ band [" in line for line in out)
+    with pytest.raises(AssertionError, match="outside its band"):
+        run(reference={k: 10 * v for k, v in logged_curve(losses, 2).items()}, rel=0.01)
+
+
+def test_stored_losses_reads_a_per_step_curve(tmp_path, monkeypatch):
+    import json
+
+    (tmp_path / "checkpoints").mkdir()
+    monkeypatch.setenv("COURSE_DATA", str(tmp_path))
+    (tmp_path / "checkpoints" / "good.json").write_text(json.dumps({"curve": {"2": 0.5, "1": 0.75}}))
+    (tmp_path / "checkpoints" / "coarse.json").write_text(json.dumps({"curve": {"50": 0.5, "100": 0.25}}))
+    assert T.stored_losses("good") == [0.75, 0.5]
+    with pytest.raises(ValueError, match="does not store the loss of every step"):
+        T.stored_losses("coarse")

@@ -1,6 +1,9 @@
 """Chapter 1's lab (course_lib.labs.seq_tasks), the training loop (course_lib.training) and
 RNN analysis (course_lib.analysis.rnn)."""
 
+from fractions import Fraction
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import torch
@@ -86,8 +89,71 @@ def test_train_reduces_loss_and_is_deterministic(capsys):
     assert len(losses) == 60 and np.mean(losses[-10:]) < 0.6 * np.mean(losses[:10])
     assert not model.training
     assert run()[0] == losses
-    acc = tasks.accuracy_by_length(model, "copy", [2, 3], n_symbols=4, n_per_length=10)
-    assert acc.shape == (2,) and ((0 <= acc) & (acc <= 1)).all()
+    # Score the trained model by hand: record what it saw and answered, count matches with a loop.
+    seen = []
+
+    def recording(src, tgt_in):
+        out = model(src, tgt_in)
+        seen.append((src, out[0].argmax(-1)))
+        return out
+
+    acc = tasks.accuracy_by_length(recording, "copy", [2, 3], n_symbols=4, n_per_length=10)
+    expected = []
+    for L, (src, pred) in zip([2, 3], seen):
+        assert src.shape == (10, L) and (src >= 3).all()
+        right = sum(int(pred[b, t]) == int(src[b, t]) for b in range(10) for t in range(L))
+        expected.append(right / (10 * L))          # copy: the answer is the source itself
+    assert len(seen) == 2 and acc.tolist() == expected
+
+
+class _Scripted(torch.nn.Module):
+    """A stand-in for a Seq2Seq on the copy/reverse tasks whose accuracy is known by construction.
+
+    Teacher-forced, it names the right token at the first ``k_tf`` target positions of every row,
+    a wrong real symbol after them and ``<eos>`` (right, but never scored) at position ``L``.
+    Greedy, it emits the first ``k_greedy`` right tokens, then ``<eos>``, and stops: the rest is missing.
+    So at source length ``L`` the accuracies are ``min(k, L) / L``.
+    """
+
+    def __init__(self, task, n_symbols, k_tf, k_greedy, log=None):
+        super().__init__()
+        self.task, self.n_symbols, self.k_tf, self.k_greedy = task, n_symbols, k_tf, k_greedy
+        self.weight = torch.nn.Parameter(torch.zeros(1))
+        self.log = log.append if log is not None else None    # a builtin: deepcopy keeps the same list
+
+    def _answer(self, src):
+        return src if self.task == "copy" else src.flip(1)     # every row has the same length, no padding
+
+    def forward(self, src, tgt_in):
+        if self.log is not None:
+            self.log(self.weight.dtype)
+        B, L = src.shape
+        pred = torch.full((B, L + 1), EOS_ID, dtype=torch.long)
+        answer = self._answer(src)
+        wrong = 3 + (answer - 3 + 1) % self.n_symbols
+        pred[:, :L] = torch.where(torch.arange(L) < self.k_tf, answer, wrong)
+        logits = torch.nn.functional.one_hot(pred, 3 + self.n_symbols).to(self.weight.dtype)
+        return logits, None
+
+    def greedy_decode(self, src, sos_id, eos_id, max_len):
+        k = min(self.k_greedy, src.shape[1])
+        eos = torch.full((src.shape[0], 1), eos_id, dtype=torch.long)
+        return torch.cat([self._answer(src)[:, :k], eos], dim=1), None
+
+
+@pytest.mark.parametrize("task", tasks.TASKS)
+def test_accuracy_by_length_of_models_known_by_construction(task):
+    lengths = [1, 3, 4, 6]
+    scripted = _Scripted(task, n_symbols=5, k_tf=3, k_greedy=4)
+    acc = tasks.accuracy_by_length(scripted, task, lengths, n_symbols=5, n_per_length=7)
+    assert acc.tolist() == [1 / 1, 3 / 3, 3 / 4, 3 / 6]
+    acc = tasks.accuracy_by_length(scripted, task, lengths, n_symbols=5, n_per_length=7, mode="greedy")
+    assert acc.tolist() == [1 / 1, 3 / 3, 4 / 4, 4 / 6]
+    for mode in ("teacher_forced", "greedy"):
+        perfect = _Scripted(task, 5, k_tf=99, k_greedy=99)
+        assert tasks.accuracy_by_length(perfect, task, lengths, 5, 7, mode=mode).tolist() == [1.0] * 4
+        wrong = _Scripted(task, 5, k_tf=0, k_greedy=0)
+        assert tasks.accuracy_by_length(wrong, task, lengths, 5, 7, mode=mode).tolist() == [0.0] * 4
 
 
 def test_train_warmup_and_plain_loss_fn():
@@ -121,10 +187,19 @@ def test_gradient_norms_vanish_and_match_the_jacobian_product():
     np.testing.assert_allclose(ours, auto, rtol=1e-4)
 
 
-def test_timing_helpers():
-    assert rnn_analysis.min_time(lambda: None, repeats=2) >= 0
+def test_timing_helpers(monkeypatch):
     t = rnn_analysis.sequential_vs_parallel_times([4, 8], d_model=8, repeats=1)
     assert t["rnn"].shape == t["attention"].shape == (2,) and (t["rnn"] > 0).all()
+    # min_time on a fake clock: each call of fn takes a known time (binary fractions: exact differences).
+    clock, calls = {"now": 1000.0}, []
+    durations = [0.125, 0.75, 0.5, 0.25]          # the first is the warm-up: shortest, but not timed
+
+    def fn():
+        clock["now"] += durations[len(calls)]
+        calls.append(clock["now"])
+
+    monkeypatch.setattr(rnn_analysis, "time", SimpleNamespace(perf_counter=lambda: clock["now"]))
+    assert rnn_analysis.min_time(fn, repeats=3) == 0.25 and len(calls) == 4
 
 
 # --- bad input ---------------------------------------------------------------------------------
@@ -175,3 +250,69 @@ def test_bad_input_is_named(name):
     call, exc, pattern = BAD[name]
     with pytest.raises(exc, match=pattern):
         call()
+
+
+# --- chapter 1's recipes (their pieces; retraining is tools/train.py --check) ------------------
+
+def test_copy_recipe_pieces_match_the_chapter():
+    from course_lib import repro
+
+    plain, attention = tasks.copy_model(False), tasks.copy_model(True)
+    assert plain.attention is None and attention.attention is not None
+    assert all(torch.equal(a, b) for a, b in zip(plain.state_dict().values(), tasks.copy_model(False).state_dict().values()))
+    assert tasks.COPY_LENGTHS == (5, 10, 15, 20, 25, 30, 35, 40)
+    src, tgt_in, tgt_out = tasks.copy_batches()(0)
+    assert src.shape[0] == tasks.COPY["batch_size"] and tasks.COPY["min_len"] <= src.shape[1] <= tasks.COPY["max_len"]
+    assert torch.equal(tgt_out[:, :-1], src)
+    for name in ("ch01-copy-plain", "ch01-copy-attention", "ch01-translator"):
+        assert repro.RECIPES[name].chapter == "ch01"
+    assert set(repro.RECIPES["ch01-copy-plain"].tolerance) == {"tf_accuracy", "greedy_accuracy"}
+    # A model known by construction: right on the first 10 tokens teacher-forced, the first 20 greedy.
+    dtypes = []
+    scripted = _Scripted("copy", tasks.COPY["n_symbols"], k_tf=10, k_greedy=20, log=dtypes)
+    metrics = tasks.copy_metrics(scripted)
+    assert set(metrics) == set(repro.RECIPES["ch01-copy-attention"].tolerance)
+    lengths = (5, 10, 15, 20, 25, 30, 35, 40)
+    tf = sum(Fraction(min(10, L), L) for L in lengths) / len(lengths)
+    greedy = sum(Fraction(min(20, L), L) for L in lengths) / len(lengths)
+    assert metrics == {"tf_accuracy": pytest.approx(float(tf), rel=1e-12),
+                       "greedy_accuracy": pytest.approx(float(greedy), rel=1e-12)}
+    assert dtypes and set(dtypes) == {torch.float64}                      # evaluated on a float64 copy
+    assert scripted.weight.dtype == torch.float32 and scripted.training   # the model itself is untouched
+
+
+def test_translator_split_holds_out_every_eighth_pair():
+    src_vocab, tgt_vocab, train_batch, held_batch = tasks.translator_split()
+    n = len(tasks.TOY_CORPUS)
+    assert len(held_batch[0]) == n // 8 and len(train_batch[0]) + len(held_batch[0]) == n
+    rows = lambda b: {tuple(r[r != PAD_ID].tolist()) for r in b[0]}                   # noqa: E731
+    assert not rows(train_batch) & rows(held_batch)
+    first = tuple(src_vocab.encode("I love deep learning".split(), add_special=False))
+    assert first in rows(train_batch)
+    model = tasks.translator_model(src_vocab, tgt_vocab)
+    assert model.attention is not None
+    with pytest.raises(ValueError, match="every must be an integer >= 2"):
+        tasks.translator_split(every=1)
+
+
+class _Echo(torch.nn.Module):
+    """Decodes a fixed answer: the targets, one of them spoilt, or without <eos>."""
+
+    def __init__(self, answer):
+        super().__init__()
+        self.answer = answer
+
+    def greedy_decode(self, src, sos_id, eos_id, max_len):
+        return self.answer, None
+
+
+def test_exact_matches_counts_whole_sentences_up_to_eos():
+    _, _, batch, _ = tasks.translator_split()
+    tgt_out = batch[2]
+    assert tasks.exact_matches(_Echo(tgt_out.clone()), batch) == len(tgt_out)
+    spoilt = tgt_out.clone()
+    spoilt[0, 0] = spoilt[0, 0] + 1 if spoilt[0, 0] + 1 != EOS_ID else 3
+    assert tasks.exact_matches(_Echo(spoilt), batch) == len(tgt_out) - 1
+    no_eos = tgt_out.clone()
+    no_eos[1][no_eos[1] == EOS_ID] = PAD_ID
+    assert tasks.exact_matches(_Echo(no_eos), batch) == len(tgt_out) - 1
