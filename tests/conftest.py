@@ -205,3 +205,93 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tw.write_line("Install it, then run the tests again · 请安装后重新运行测试:", red=True)
     tw.write_line("    sudo apt-get install chromium", bold=True)
     tw.write_line(line, red=True, bold=True)
+
+
+# ---- the browser kit of tests/book/test_*browser*.py: Chromium, a local server, watched pages ----
+
+import contextlib        # noqa: E402
+import functools         # noqa: E402
+import http.server       # noqa: E402
+import threading         # noqa: E402
+from pathlib import Path  # noqa: E402
+from urllib.parse import urlparse  # noqa: E402
+
+CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))  # another path: tests of the banner
+CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def need_chromium(module: str, also_missing: str | None = None):
+    """At a browser test module's top: skip it whole when Chromium (or ``also_missing``, a reason)
+    is missing, printing why; under CI raise instead, so the run fails."""
+    why = (f"{CHROMIUM_MISSING} at {CHROMIUM} (apt-get install chromium)" if not CHROMIUM.exists()
+           else also_missing)
+    if why is None:
+        return
+    if os.environ.get("CI"):
+        raise RuntimeError(f"{module} cannot run under CI: {why}")
+    pytest.skip(f"{module} skipped: {why}", allow_module_level=True)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def serve(directory):
+    """Serve ``directory`` on 127.0.0.1 (a free port) in a thread; yields the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        thread.join(timeout=10)
+
+
+@contextlib.contextmanager
+def chromium():
+    """Debian's Chromium, headless, driven by playwright; yields the browser."""
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def watch(page, errors: list, foreign: list):
+    """Record ``page``'s console errors and uncaught exceptions in ``errors``, and every
+    request to a host other than 127.0.0.1 (file:, data:, blob: and about: are local) in ``foreign``."""
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+
+    def check(req):
+        u = urlparse(req.url)
+        if u.scheme not in ("file", "data", "blob", "about") and u.hostname != "127.0.0.1":
+            foreign.append(req.url)
+    page.on("request", check)
+
+
+@contextlib.contextmanager
+def page_opener(browser, base: str, timeout_ms: int = 15000):
+    """Yields ``open(path) -> page`` for pages under ``base`` (http://… or file://…), all in one
+    browser context; on leaving, asserts that no page logged a console error or asked another host."""
+    context = browser.new_context()
+    context.set_default_timeout(timeout_ms)
+    errors, foreign = [], []
+
+    def _open(path):
+        page = context.new_page()
+        watch(page, errors, foreign)
+        page.goto(f"{base}/{path}", wait_until="load")
+        return page
+
+    yield _open
+    context.close()
+    assert not errors, f"console errors: {errors}"
+    assert not foreign, f"requests to other hosts: {foreign}"

@@ -6,55 +6,31 @@ download). Without Chromium these tests skip, except under CI, where a
 missing browser is an error.
 """
 
-import functools
-import http.server
-import os
-import threading
-from pathlib import Path
-from urllib.parse import quote, urlparse
+from urllib.parse import quote
 
 import pytest
 
+from conftest import chromium, need_chromium, serve, watch
 from toc import ROOT, pages
 
 HTML = ROOT / "_build" / "html"
-CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))  # another path: tests of the skip banner
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 pytestmark = pytest.mark.browser
 
-if not CHROMIUM.exists() or not (HTML / "index.html").exists():
-    why = (f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)"
-           if not CHROMIUM.exists() else "the book is not built (run `make book`)")
-    if os.environ.get("CI"):
-        raise RuntimeError(f"browser tests cannot run under CI: {why}")
-    pytest.skip(f"browser tests skipped: {why}", allow_module_level=True)
-
-from playwright.sync_api import sync_playwright  # noqa: E402
+need_chromium("browser tests", None if (HTML / "index.html").exists() else
+              "the book is not built (run `make book`)")
 
 
 @pytest.fixture(scope="module")
 def server():
-    handler = functools.partial(_QuietHandler, directory=str(HTML))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
+    with serve(HTML) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def _base(kind, server):
@@ -63,17 +39,9 @@ def _base(kind, server):
 
 def _open(browser, url):
     """Open url in a fresh context; return (page, console errors, foreign requests)."""
-    context = browser.new_context()
-    page = context.new_page()
+    page = browser.new_context().new_page()
     errors, foreign = [], []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-
-    def check(request):
-        u = urlparse(request.url)
-        if u.scheme not in ("file", "data", "blob", "about") and u.hostname != "127.0.0.1":
-            foreign.append(request.url)
-    page.on("request", check)
+    watch(page, errors, foreign)
     page.goto(url, wait_until="load")
     return page, errors, foreign
 

@@ -8,32 +8,19 @@ shown. Without Chromium these tests skip, except under CI, where a missing
 browser is an error. They do not need the built book.
 """
 
-import functools
-import http.server
 import os
-import threading
 from pathlib import Path
-from urllib.parse import urlparse
 
 import numpy as np
 import pytest
 
+from conftest import chromium, need_chromium, page_opener, serve
 from course_lib.scratch import attention_scores, scaled_dot_product_attention, softmax
 from course_lib.widgets import attention_explorer, qkv_playground, show
 
-CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))  # another path: tests of the skip banner
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
-
 pytestmark = pytest.mark.browser
 
-if not CHROMIUM.exists():
-    why = f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)"
-    if os.environ.get("CI"):
-        raise RuntimeError(f"browser tests cannot run under CI: {why}")
-    pytest.skip(f"browser tests skipped: {why}", allow_module_level=True)
-
-from playwright.sync_api import sync_playwright  # noqa: E402
+need_chromium("widget browser tests")
 
 DIGITS = 2
 TOKENS = [["the", "cat", "sat", "on", "the", "mat"],
@@ -74,55 +61,23 @@ def site(tmp_path_factory):
     return root
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def server(site):
-    handler = functools.partial(_QuietHandler, directory=str(site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    thread.join(timeout=10)
+    with serve(site) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture(params=["http", "file"])
 def open_page(request, browser, server, site):
     """open_page(name) -> page; afterwards, no console errors and no foreign request."""
-    context = browser.new_context()
-    context.set_default_timeout(15000)
-    errors, foreign = [], []
-
-    def _open(name):
-        page = context.new_page()
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-
-        def check(req):
-            u = urlparse(req.url)
-            if u.scheme not in ("file", "data", "blob", "about") and u.hostname != "127.0.0.1":
-                foreign.append(req.url)
-        page.on("request", check)
-        base = server if request.param == "http" else site.as_uri()
-        page.goto(f"{base}/{name}", wait_until="load")
-        return page
-
-    yield _open
-    context.close()
-    assert not errors, f"console errors: {errors}"
-    assert not foreign, f"requests to other hosts: {foreign}"
+    with page_opener(browser, server if request.param == "http" else site.as_uri()) as _open:
+        yield _open
 
 
 def _shown_weights(root):
@@ -247,41 +202,16 @@ def book_server():
         if os.environ.get("CI"):
             raise RuntimeError(f"book widget tests cannot run under CI: {why}")
         pytest.skip(why)
-    handler = functools.partial(_QuietHandler, directory=str(HTML))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    thread.join(timeout=10)
+    with serve(HTML) as base:
+        yield base
 
 
 @pytest.fixture(params=["http", "file"])
 def open_book_page(request, browser, book_server):
     """open_book_page("book/x.html") -> page of the built book; afterwards, no console
     errors and no request to another host."""
-    context = browser.new_context()
-    context.set_default_timeout(20000)
-    errors, foreign = [], []
-
-    def _open(path):
-        page = context.new_page()
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-
-        def check(req):
-            u = urlparse(req.url)
-            if u.scheme not in ("file", "data", "blob", "about") and u.hostname != "127.0.0.1":
-                foreign.append(req.url)
-        page.on("request", check)
-        base = book_server if request.param == "http" else HTML.as_uri()
-        page.goto(f"{base}/{path}", wait_until="load")
-        return page
-
-    yield _open
-    context.close()
-    assert not errors, f"console errors: {errors}"
-    assert not foreign, f"requests to other hosts: {foreign}"
+    with page_opener(browser, book_server if request.param == "http" else HTML.as_uri(), 20000) as _open:
+        yield _open
 
 
 def test_chapter_2_playground_in_the_built_book(open_book_page):
