@@ -10,10 +10,10 @@ matrix, give the next-token logits.
 Generation appends one token at a time. Chapter 7 shows that the keys and
 values of earlier positions never change, so a :class:`KVCache` per layer
 keeps them and each step only processes the newest token; the result is the
-same as recomputing everything (``tests/test_gpt_cache.py`` checks it).
-Chapter 7 also trains a small GPT, character by character, on the US
-Declaration of Independence, and copies a Hugging Face GPT-2 with
-:meth:`GPT.from_hf`.
+same as recomputing everything (``tests/unit/test_gpt_cache.py`` checks it).
+Chapter 7 also trains small GPTs on Shakespeare (characters and byte-level
+BPE) and on People's Daily (characters), in :mod:`course_lib.labs.language_model`,
+and copies a Hugging Face GPT-2 with :meth:`GPT.from_hf`.
 
 As in nanoGPT, the settings live in a frozen dataclass, :class:`GPTConfig`,
 and the model takes it: ``GPT(GPTConfig(vocab_size=65, d_model=48, ...))``.

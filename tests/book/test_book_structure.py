@@ -123,11 +123,16 @@ def test_untagged_prose_is_bilingual(page, nb):
     for i, c in enumerate(nb.cells):
         if c.cell_type != "markdown" or _tags(c) & LANG_TAGS:
             continue
-        in_fence = False
+        in_fence = in_math = False
         for line in c.source.splitlines():
             s = line.strip()
             if s.startswith(("```", ":::")):
                 in_fence = not in_fence if s in ("```", ":::") or not in_fence else in_fence
+                continue
+            if s == "$$":                      # a display formula over several lines is not prose
+                in_math = not in_math
+                continue
+            if in_math:
                 continue
             if in_fence or not s or s.startswith(("#", "(", "$$", "|", "\\", ":")) or s.endswith("$$"):
                 continue

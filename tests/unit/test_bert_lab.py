@@ -1,160 +1,127 @@
-"""Chapter 7's BERT lab (course_lib.labs.bert_lab): the pieces of the recipes
-``ch07-bert-mlm`` and ``ch07-bert-sentiment``, and their stored checkpoints.
-
-Retraining is ``tools/train.py --check``; these tests check the pieces
-(data, batches, losses, held-out evaluation) and that the checkpoints fit
-the lab as it is now.
+"""Chapter 7's BERT lab (course_lib.labs.bert_lab): the bilingual data, and the
+BERT layer written out in full, which must be the chapter's code exactly and
+compute what the library's layer and transformers' BertLayer compute.
 """
 
+import copy
+import inspect
 import os
+import re
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import pytest
 import torch
-from torch import nn
-from torch.nn import functional as F
 
-from course_lib import repro
+from course_lib.data import data_dir
 from course_lib.labs import bert_lab
-from course_lib.models import BERT, BERTConfig, BertClassifier
-from course_lib.text import tokenize
+from course_lib.models.layers import EncoderLayer
+from course_lib.models.pretrained import load_minilm
+
+CHAPTER = data_dir().parent / "book" / "ch07_bert_gpt.md"
 
 
 @pytest.fixture(scope="module")
-def data():
-    return bert_lab.load_data()
+def minilm64():
+    return copy.deepcopy(load_minilm()[0]).double()
 
 
-def test_data_is_the_fixed_split_with_rare_tokens_unknown(data):
+@pytest.fixture(scope="module")
+def batch(minilm64):
+    tok = load_minilm()[1]
+    enc = tok.encode_batch(["To be, or not to be, that is the question:", "Good night, sweet prince."])
+    ids = torch.tensor([e.ids for e in enc])
+    mask = torch.tensor([e.attention_mask for e in enc]).bool()
+    m = minilm64
+    with torch.no_grad():
+        x = m.emb_norm(m.pos_emb(m.tok_emb(ids) + m.seg_emb(torch.zeros_like(ids))))
+    return x, mask
+
+
+def test_the_data_keep_their_fixed_split():
+    data = bert_lab.load_data()
     assert len(data.train) + len(data.test) == 327 and len(data.test) == 67
-    assert {r["split"] for r in data.train} == {"train"} and {r["split"] for r in data.test} == {"test"}
-    assert data.X_train.shape == (len(data.train), bert_lab.MAX_LEN) == data.M_train.shape
-    assert data.X_test.shape == (len(data.test), bert_lab.MAX_LEN)
-    assert data.y_test.tolist() == [int(r["label"]) for r in data.test]
-    counts = {}
-    for r in data.train:
-        for t in tokenize(r["text"]):
-            counts[t] = counts.get(t, 0) + 1
-    once = [t for t, n in counts.items() if n == 1]
-    assert once and all(t not in data.vocab.stoi for t in once)        # min_freq 2
+    assert data.X_train.shape == (len(data.train), bert_lab.MAX_LEN)
 
 
-def test_mlm_batches_are_seeded_corruptions_of_training_rows(data):
-    a, b = bert_lab.mlm_batches(data, 3), bert_lab.mlm_batches(data, 3)
-    assert all(torch.equal(x, y) for p, q in zip(a, b) for x, y in zip(p, q))
-    assert not torch.equal(a[0][0], bert_lab.mlm_batches(data, 1, seed=1)[0][0])
-    inp, lab, mask = a[0]
-    assert inp.shape == lab.shape == mask.shape == (bert_lab.BATCH_SIZE, bert_lab.MAX_LEN)
-    kept = lab == -100
-    picked = ~kept
-    assert picked.any() and (picked & (mask == 0)).sum() == 0        # padding is never picked
-    # every label is the original token of a training row, and unpicked inputs are untouched
-    rows = {tuple(r.tolist()) for r in data.X_train}
-    originals = torch.where(kept, inp, lab)
-    assert all(tuple(r.tolist()) in rows for r in originals)
-    assert (inp[picked] == data.vocab.mask_id).double().mean() > 0.5
+def test_the_chapter_prints_exactly_the_library_code():
+    source = inspect.getsource(bert_lab.bert_layer.__wrapped__)
+    assert source.startswith("def bert_layer(x, mask, layer):")
+    assert source in CHAPTER.read_text(encoding="utf-8")
+    # every reshape of the attention carries its shape
+    for line in source.splitlines():
+        if ".view(" in line or ".reshape(" in line or "@" in line:
+            assert re.search(r"# \(B, ", line), line
 
 
-def test_mlm_loss_scores_only_the_picked_positions(data):
-    inp, lab, mask = bert_lab.mlm_batches(data, 1)[0]
-    V = len(data.vocab)
-
-    class Oracle(nn.Module):       # knows the answers: certain of the label wherever there is one
-        def forward(self, ids, attention_mask=None):
-            target = torch.where(lab == -100, 0, lab)
-            return 40.0 * F.one_hot(target, V).double()
-
-    assert bert_lab.mlm_loss(Oracle(), (inp, lab, mask)) < 1e-12
-    uniform = lambda ids, attention_mask=None: torch.zeros(*ids.shape, V, dtype=torch.float64)
-    assert bert_lab.mlm_loss(uniform, (inp, lab, mask)).item() == pytest.approx(torch.log(torch.tensor(V * 1.0)))
+def test_bert_layer_equals_the_library_layer(minilm64, batch):
+    x, mask = batch
+    for layer in minilm64.layers:
+        with torch.no_grad():
+            ours = bert_lab.bert_layer(x, mask, layer)
+            lib = layer(x, mask=mask[:, None, None, :])[0]
+        assert torch.allclose(ours[mask], lib[mask], rtol=0, atol=1e-12)
+        x = lib
 
 
-def test_mlm_eval_measures_the_test_sentences(data):
-    V = len(data.vocab)
-
-    class Oracle(nn.Module):       # predicts the original test sentence, whatever the corruption
-        def forward(self, ids, attention_mask=None):
-            assert ids.shape == data.X_test.shape
-            return 40.0 * F.one_hot(data.X_test, V).double()
-
-    model = Oracle()
-    model.train()
-    r = bert_lab.mlm_eval(model, data)
-    assert r["test_mlm_accuracy"] == 1.0 and r["test_mlm_loss"] < 1e-12 and model.training
-    ordinary = (~torch.isin(data.X_test, torch.tensor(data.vocab.special_ids))).sum().item()
-    share = r["predicted"] / (bert_lab.MLM_EVAL_REPEATS * ordinary)
-    assert 0.12 < share < 0.18                                        # 15 % of the tokens, 20 times
-    assert bert_lab.mlm_eval(model, data) == r                        # the same corruptions every time
+def test_bert_layer_equals_transformers_bert_layer(minilm64, batch):
+    x, mask = batch
+    hf = bert_lab.hf_minilm()
+    assert next(hf.parameters()).dtype == torch.float64
+    with torch.no_grad():
+        ours = bert_lab.bert_layer(x, mask, minilm64.layers[3])
+    theirs = bert_lab.hf_layer(hf, 3, x, mask)
+    assert torch.allclose(ours[mask], theirs[mask], rtol=0, atol=1e-12)
+    other = bert_lab.hf_layer(hf, 2, x, mask)
+    assert not torch.allclose(ours[mask], other[mask], atol=1e-3)        # a different layer differs
 
 
-def test_build_mlm_is_float64_with_berts_initialisation(data):
-    a, b = bert_lab.build_mlm(len(data.vocab)), bert_lab.build_mlm(len(data.vocab))
-    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
-    assert all(p.dtype == torch.float64 for p in a.parameters())
-    assert a.decoder.weight is a.bert.tok_emb.weight
-    assert a.bert.tok_emb.weight.std().item() == pytest.approx(0.02, rel=0.1)
-    assert a.bert.config.d_model == bert_lab.BERT_SIZE["d_model"] and a.bert.max_len == bert_lab.MAX_LEN
+def test_padding_does_not_change_the_real_tokens(minilm64, batch):
+    x, mask = batch
+    layer = minilm64.layers[0]
+    with torch.no_grad():
+        padded = bert_lab.bert_layer(x, mask, layer)
+        T = int(mask[1].sum())
+        alone = bert_lab.bert_layer(x[1:, :T], mask[1:, :T], layer)
+    assert torch.allclose(padded[1, :T], alone[0], rtol=0, atol=1e-12)
 
 
-def test_classifier_pieces(data):
-    rows = bert_lab.classifier_batches(data, 4)
-    assert [r.tolist() for r in rows] == [r.tolist() for r in bert_lab.classifier_batches(data, 4)]
-    assert all(r.shape == (bert_lab.BATCH_SIZE,) and 0 <= r.min() and r.max() < len(data.train) for r in rows)
-    clf = bert_lab.build_classifier(bert_lab.build_mlm(len(data.vocab)).bert)
-    assert clf.classifier.in_features == bert_lab.BERT_SIZE["d_model"] and clf.classifier.out_features == 2
-    loss = bert_lab.classifier_loss(data)(clf, rows[0])
-    assert loss.ndim == 0 and loss.dtype == torch.float64
+def test_a_planted_bug_is_caught(minilm64, batch):
+    """The comparison is sharp: the layer without 1/sqrt(d_k) differs by far more than the tolerance."""
+    x, mask = batch
+    layer = copy.deepcopy(minilm64.layers[0])
+    with torch.no_grad():
+        good = bert_lab.bert_layer(x, mask, layer)
+        layer.self_attn.q_proj.weight.mul_(8.0)          # as if 1/sqrt(d_k) = 1/8 were forgotten
+        layer.self_attn.q_proj.bias.mul_(8.0)
+        bad = bert_lab.bert_layer(x, mask, layer)
+    assert (good - bad)[mask].abs().max() > 1e-3
 
 
-def test_classifier_eval_counts_by_language(data):
-    class Oracle(nn.Module):
-        def forward(self, ids, attention_mask=None):
-            assert torch.equal(ids, data.X_test)
-            return 40.0 * F.one_hot(data.y_test, 2).double()
-
-    class Positive(nn.Module):
-        def forward(self, ids, attention_mask=None):
-            return torch.tensor([[0.0, 1.0]], dtype=torch.float64).expand(len(ids), 2)
-
-    r = bert_lab.classifier_eval(Oracle(), data)
-    assert r["test_accuracy"] == r["test_accuracy_en"] == r["test_accuracy_zh"] == 1.0
-    assert torch.equal(r["predicted"], data.y_test)
-    r = bert_lab.classifier_eval(Positive(), data)
-    assert r["test_accuracy"] == pytest.approx(data.y_test.double().mean().item())
-    en = [int(row["label"]) for row in data.test if row["lang"] == "en"]
-    assert r["test_accuracy_en"] == pytest.approx(sum(en) / len(en))
-
-
-def test_recipes_are_registered_with_measured_tolerances():
-    for name in ("ch07-bert-mlm", "ch07-bert-sentiment"):
-        rec = repro.RECIPES[name]
-        assert rec.chapter == "ch07" and rec.data
-    assert set(repro.RECIPES["ch07-bert-mlm"].tolerance) == {"test_mlm_loss", "test_mlm_accuracy"}
-    assert set(repro.RECIPES["ch07-bert-sentiment"].tolerance) == {"test_accuracy", "test_loss"}
+def test_bad_input():
+    layer = EncoderLayer(8, 2, 16, activation="gelu").double().eval()
+    x = torch.zeros(1, 3, 8, dtype=torch.float64)
+    mask = torch.ones(1, 3, dtype=torch.bool)
+    with pytest.raises(TypeError, match="layer"):
+        bert_lab.bert_layer(x, mask, torch.nn.Linear(8, 8))
+    with pytest.raises(ValueError, match="post-LN"):
+        bert_lab.bert_layer(x, mask, EncoderLayer(8, 2, 16, activation="gelu", norm_first=True))
+    with pytest.raises(ValueError, match="post-LN"):
+        bert_lab.bert_layer(x, mask, EncoderLayer(8, 2, 16, activation="relu"))
+    with pytest.raises(ValueError, match="x"):
+        bert_lab.bert_layer(torch.zeros(1, 3, 4, dtype=torch.float64), mask, layer)
+    with pytest.raises(TypeError, match="mask"):
+        bert_lab.bert_layer(x, torch.ones(1, 3), layer)
+    with pytest.raises(TypeError, match="mask"):
+        bert_lab.bert_layer(x, torch.ones(1, 4, dtype=torch.bool), layer)
+    with pytest.raises(TypeError, match="dtype"):
+        bert_lab.hf_minilm(torch.float16)
 
 
-@pytest.mark.parametrize("name", ["ch07-bert-mlm", "ch07-bert-sentiment"])
-def test_the_checkpoints_fit_the_lab_as_it_is(name, data):
-    """A changed size or hyper-parameter without `make train` fails here."""
-    meta = repro.checkpoint_meta(name)
-    train_kwargs = bert_lab.MLM_TRAIN if name == "ch07-bert-mlm" else bert_lab.FINETUNE_TRAIN
-    assert meta["config"]["train"] == train_kwargs
-    assert {k: meta["config"][k] for k in bert_lab.BERT_SIZE} == bert_lab.BERT_SIZE
-    assert meta["config"]["vocab_size"] == len(data.vocab) and meta["config"]["max_len"] == bert_lab.MAX_LEN
-    steps = train_kwargs["steps"]
-    assert [int(k) for k in meta["curve"]] == list(range(bert_lab.LOG_EVERY, steps + 1, bert_lab.LOG_EVERY))
-    assert set(repro.RECIPES[name].tolerance) <= set(meta["metrics"])
-    bert = BERT(BERTConfig(vocab_size=len(data.vocab), max_len=bert_lab.MAX_LEN, **bert_lab.BERT_SIZE))
-    model = bert_lab.build_mlm(len(data.vocab)) if name == "ch07-bert-mlm" else BertClassifier(bert, 2)
-    repro.load_checkpoint(name, model, dtype=torch.float64)
-
-
-def test_the_stored_classifier_has_its_stored_metrics(data):
-    bert = BERT(BERTConfig(vocab_size=len(data.vocab), max_len=bert_lab.MAX_LEN, **bert_lab.BERT_SIZE))
-    clf = BertClassifier(bert, 2)
-    meta = repro.load_checkpoint("ch07-bert-sentiment", clf, dtype=torch.float64)
-    r = bert_lab.classifier_eval(clf, data)
-    for k in ("test_accuracy", "test_accuracy_en", "test_accuracy_zh"):
-        assert r[k] == meta["metrics"][k]
-    assert r["test_loss"] == pytest.approx(meta["metrics"]["test_loss"], abs=1e-6)   # float64: last bits differ between CPUs
+def test_hf_layer_bad_input(batch):
+    hf = bert_lab.hf_minilm(torch.float32)
+    x, mask = batch
+    with pytest.raises(ValueError, match="index"):
+        bert_lab.hf_layer(hf, 6, x.float(), mask)
+    with pytest.raises(TypeError, match="mask"):
+        bert_lab.hf_layer(hf, 0, x.float(), mask.long())
