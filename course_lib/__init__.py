@@ -6,8 +6,10 @@ Read it like an appendix of the book, named with the book's notation (``Q``,
     scratch/     NumPy, forward only, formula by formula (one module per concept)
     models/      the same ideas as trainable PyTorch modules, converters from torch.nn
                  and Hugging Face; also pretrained.py (all-MiniLM-L6-v2, offline),
-                 efficient_attention.py (local, strided, linear attention), resnet.py
-    analysis/    concept-level measurements: complexity, sizes (parameters, FLOPs),
+                 efficient_attention.py (local, strided, linear attention), resnet.py,
+                 decoding.py (greedy and beam search)
+    corpora.py   the real corpora (Shakespeare, People's Daily, Chinese reviews), checksummed
+    analysis/    concept-level measurements: complexity, sizes (parameters, FLOPs), ngram,
                  scaling (the 1/sqrt(d_k)), positional (encoding geometry), rnn
     widgets/     interactive explorers for the notebooks
     training.py  the book's one training loop, train(...)
@@ -16,9 +18,10 @@ Read it like an appendix of the book, named with the book's notation (``Q``,
     repro.py     seeds, bands and checkpoints with provenance
     display/     Table, fmt, matrix_table; display.plotting: figures whose Chinese renders
     labs/        one chapter's experiment per module (its docstring names the chapter):
-                 seq_tasks (1), heads (3), extrapolation (4), translation (5),
-                 digits (6), bert_lab and language_model (7), sentiment, capstone,
-                 compression, serving (8), modern (9)
+                 seq_tasks (1), heads (3), extrapolation (4), translation and
+                 tagging (5), digits (6), bert_lab, folio, finetune, language_model
+                 and bpe (7), textclf, sentiment, wordclass, capstone, compression,
+                 serving (8), modern (9)
     chapters/    chNN/ per chapter: source.py (the source documents' printed numbers and
                  code), worked.py (recomputed), errata.py, exercises.py (checkers);
                  chapters.EXAMPLES, ERRATA, CHECKERS, show(key), compare(...)

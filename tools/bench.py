@@ -3,8 +3,9 @@
 Rows: each chapter notebook's execution (budget: 60 s on 2 cores), the book
 build, the test suite; then the speed of course_lib's multi-head attention
 relative to torch.nn.MultiheadAttention (both measured in the same run), the
-capstone classifier's serving latency (p50/p95) and throughput, and chapter 9's
-tiled attention against full attention (memory and time ratios of one run).
+capstone classifier's serving latency (p50/p95) and throughput, chapter 9's
+tiled attention against full attention (memory and time ratios of one run), and
+chapter 7's GPT generating with and without its KV cache (the speed-up of one run).
 Timings on shared machines are noisy; compare ratios, not absolute seconds.
 """
 
@@ -58,7 +59,7 @@ def main() -> int:
     print(f"{'what':<{width}}  {'seconds':>8}  {'budget':>8}  status")
     for name, s, budget, status in rows:
         print(f"{name:<{width}}  {s:8.1f}  {budget:>8}  {status}")
-    for extra in ("bench_mha.py", "bench_serving.py", "bench_tiled.py"):  # ratios and latencies, one run each
+    for extra in ("bench_mha.py", "bench_serving.py", "bench_tiled.py", "bench_kv_cache.py"):  # ratios and latencies, one run each
         print()
         subprocess.run([sys.executable, str(ROOT / "tools" / extra)], cwd=ROOT, check=True)
     return 1 if over else 0

@@ -4,11 +4,15 @@
 - ``heads``: eight heads that must each specialise (chapter 3);
 - ``extrapolation``: sinusoidal versus learned positions beyond the training length (chapter 4);
 - ``translation``: the source's digits-to-letters test (chapter 5);
+- ``tagging``: word segmentation of People's Daily, 1998, as a sequence-to-sequence task (chapter 5);
 - ``digits``: ViT and a small CNN on 8 x 8 digits (chapter 6);
-- ``bert_lab``, ``language_model``: a small BERT (MLM, then sentiment fine-tuning) and a
-  character-level GPT on the Declaration of Independence (chapter 7);
-- ``sentiment``, ``capstone``, ``compression``, ``serving``: the capstone's classifier and its
-  cheaper-attention variants, made smaller, served (chapter 8);
+- ``bert_lab``, ``folio``, ``finetune``: one BERT layer in full; Shakespeare's genres (First Folio)
+  and the real pretrained MiniLM fine-tuned on them, against the same model from scratch (chapter 7);
+- ``language_model``, ``bpe``: small GPTs on Shakespeare (characters and byte-level BPE) and on
+  People's Daily (characters), against unigram and bigram baselines (chapter 7);
+- ``textclf``, ``sentiment``, ``wordclass``, ``capstone``, ``compression``, ``serving``: the
+  capstone's classifiers on real Chinese text (review sentiment; the part of speech of unseen
+  words), their cheaper-attention variants, made smaller, served (chapter 8);
 - ``modern``: rotary and ALiBi positions, pre-LN against post-LN (chapter 9).
 
 Every model here trains through :func:`course_lib.training.train`.
