@@ -86,8 +86,8 @@ test-portable: venv
 	  $(BIN)/pytest -q $(NOTEBOOKS) $(NBVAL)
 	ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 OMP_NUM_THREADS=3 MKL_NUM_THREADS=3 \
 	  $(BIN)/pytest -q $(NOTEBOOKS) $(NBVAL)
-	ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 OMP_NUM_THREADS=1 \
-	  $(PY) tools/train.py --check
+	ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+	  $(PY) tools/train.py --check --jobs 2
 
 train: venv
 	$(PY) tools/train.py $(NAMES)

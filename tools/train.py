@@ -11,6 +11,8 @@ script re-makes them from the recipes the labs register with
     python tools/train.py --check [NAMES]    # retrain into a temporary folder and
                                              # compare the held-out metrics with
                                              # the stored ones (their tolerance)
+    python tools/train.py --check --jobs 2   # the same, recipes shared among 2
+                                             # processes (one per core)
 
 After re-making a checkpoint, re-sync the chapter that loads it
 (``make sync FILES=book/<chapter>.md``).
@@ -77,16 +79,35 @@ def check(names) -> int:
     return 1 if failures else 0
 
 
+def check_in_parallel(names, jobs: int) -> int:
+    """:func:`check` with the recipes dealt round-robin to ``jobs`` processes (each
+    single-threaded as the environment says); fails if any of them fails."""
+    import subprocess
+
+    names = names or sorted(discover())
+    groups = [names[i::jobs] for i in range(jobs) if names[i::jobs]]
+    procs = [subprocess.Popen([sys.executable, __file__, "--check", *g]) for g in groups]
+    codes = [p.wait() for p in procs]
+    print(f"train --check: {len(names)} recipes in {len(groups)} processes; "
+          f"{'all within tolerance' if not any(codes) else 'FAILED'}", flush=True)
+    return 1 if any(codes) else 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("names", nargs="*", help="recipes to run (default: all)")
     parser.add_argument("--list", action="store_true", help="list the recipes")
     parser.add_argument("--check", action="store_true", help="retrain and compare with the stored metrics")
+    parser.add_argument("--jobs", type=int, default=1, help="with --check: processes that share the recipes")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be an integer >= 1, got {args.jobs}")
     if args.list:
         for name, rec in sorted(discover().items()):
             print(f"{name:28s} {rec.chapter}  {rec.data}")
         return 0
+    if args.check and args.jobs > 1:
+        return check_in_parallel(args.names, args.jobs)
     if args.check:
         return check(args.names)
     run(args.names)
