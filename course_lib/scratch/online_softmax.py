@@ -33,32 +33,14 @@ import math
 
 import numpy as np
 
-from .._validate import as_real_array, check_finite, check_positive_int, shape_str
+from .._validate import check_positive_int, shape_str
+from .attention import _check_qkv
 
 __all__ = ["tiled_attention"]
 
 
 def _check_inputs(Q, K, V, mask):
-    Q = as_real_array(Q, "Q", min_ndim=2)
-    K = as_real_array(K, "K", min_ndim=2)
-    V = as_real_array(V, "V", min_ndim=2)
-    if len({Q.dtype, K.dtype, V.dtype}) > 1:
-        raise ValueError(f"Q, K and V must share one floating dtype; got Q {Q.dtype}, "
-                         f"K {K.dtype}, V {V.dtype}")
-    if K.shape[-1] != Q.shape[-1]:
-        raise ValueError(f"K must have shape (..., L_k, d_k) with d_k={Q.shape[-1]} to match "
-                         f"Q {shape_str(Q.shape)}; got K {shape_str(K.shape)}")
-    if V.shape[-2] != K.shape[-2]:
-        raise ValueError(f"V must have shape (..., L_k, d_v) with L_k={K.shape[-2]} to match "
-                         f"K {shape_str(K.shape)}; got V {shape_str(V.shape)}")
-    try:
-        batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
-    except ValueError:
-        raise ValueError("the batch dimensions of Q, K and V must broadcast; got "
-                         f"Q {shape_str(Q.shape)}, K {shape_str(K.shape)}, "
-                         f"V {shape_str(V.shape)}") from None
-    for name, a in (("Q", Q), ("K", K), ("V", V)):
-        check_finite(a, name)
+    Q, K, V, batch = _check_qkv(Q, K, V)                   # chapter 2's checks of Q, K and V
     scores_shape = batch + (Q.shape[-2], K.shape[-2])
     if mask is not None:
         m = np.asarray(mask)
