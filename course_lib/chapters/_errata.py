@@ -7,14 +7,60 @@ collects them.
 
 from __future__ import annotations
 
+import math
+import numbers
+import re
 from dataclasses import dataclass, field
+from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_UP, Decimal
 from typing import Callable
 
 import numpy as np
 
 from ..display import Table, fmt
 
-__all__ = ["Erratum", "Box", "compare", "compare_grid", "mismatches"]
+__all__ = ["Erratum", "Box", "KINDS", "compare", "compare_grid", "mismatches", "rounds_to"]
+
+#: kind -> (verdict, English label, Chinese label). ``arithmetic``: a number worked
+#: out by hand is wrong; ``code``: a listing crashes or computes the wrong thing;
+#: ``claim``: a printed statement or figure that the code or the facts do not
+#: support; ``note``: the source is right (✓), and the box adds a caveat.
+KINDS = {
+    "arithmetic": ("✗", "arithmetic slip", "计算错误"),
+    "code": ("✗", "code error", "代码错误"),
+    "claim": ("✗", "unsupported claim", "说法与事实不符"),
+    "note": ("✓", "correct, with a note", "正确，附说明"),
+}
+
+_PRINTED = re.compile(r"-?\d+(\.\d+)?")
+
+
+def rounds_to(exact, printed: str) -> str | None:
+    """How a published, rounded figure ``printed`` rounds the ``exact`` value.
+
+    ``printed`` is rounded at its own last decimal (``"86"``: to units,
+    ``"25.6"``: to tenths). A correct rounding is any of IEEE 754's: to
+    nearest (ties to even), toward zero (truncation) or away from zero.
+
+    Args:
+        exact: the exact value (a finite real number), e.g. ``86.567656``.
+        printed: the figure as printed, e.g. ``"86"``.
+
+    Returns:
+        ``"nearest"``, ``"toward zero"`` or ``"away from zero"`` (the first
+        that gives ``printed``), or None if no correct rounding does. Used by
+        the errata of published figures (chapter 6).
+    """
+    if isinstance(exact, bool) or not isinstance(exact, numbers.Real) or not math.isfinite(exact):
+        raise TypeError(f"exact must be a finite real number, got {exact!r}")
+    if not isinstance(printed, str) or not _PRINTED.fullmatch(printed):
+        raise ValueError(f"printed must be a number as printed, e.g. '86' or '25.6', got {printed!r}")
+    quantum = Decimal(1).scaleb(-len(printed.partition(".")[2]))
+    x = Decimal(repr(float(exact)))
+    for name, mode in (("nearest", ROUND_HALF_EVEN), ("toward zero", ROUND_DOWN),
+                       ("away from zero", ROUND_UP)):
+        if x.quantize(quantum, rounding=mode) == Decimal(printed):
+            return name
+    return None
 
 
 def compare(example: str, step: str, caption: str = "") -> Table:
@@ -85,8 +131,14 @@ class Erratum:
         example, step: what ``compare`` checks; both None for an error in a
             source's *code* or reasoning rather than in a printed number.
         title_en, title_zh: one-line title.
-        why_en, why_zh: the explanation; ``{name}`` fields are filled from
-            ``details()``, so any number in the text is computed, not typed.
+        why_en, why_zh: the explanation. Titles and explanations are
+            templates: ``{name}`` fields are filled from ``details()``, so any
+            number in the text is computed, not typed
+            (``tests/chapters/test_errata.py`` fails on a typed result).
+        kind: one of ``KINDS``: ``"arithmetic"``, ``"code"``, ``"claim"`` (✗)
+            or ``"note"`` (✓: the source is right, the box adds a caveat).
+            Default: ``"arithmetic"`` for a printed number (``example`` set),
+            else ``"code"``.
     """
 
     key: str
@@ -101,13 +153,32 @@ class Erratum:
     evidence: Callable[[], object] | None = None
     """For an erratum without a printed number: a function returning a
     ``Table`` or text that shows the problem, computed (e.g. the error the
-    source's code raises when run)."""
+    source's code raises when run). Given with ``example``, it replaces the
+    box's ``compare`` rows (e.g. published figures judged by :func:`rounds_to`)."""
     practice: str | None = None
     """Label of an exercise that practises the right computation, if any."""
+    kind: str | None = None
+
+    def __post_init__(self):
+        kind = self.kind or ("arithmetic" if self.example is not None else "code")
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {sorted(KINDS)}, got {self.kind!r}")
+        object.__setattr__(self, "kind", kind)
+
+    @property
+    def verdict(self) -> str:
+        """``"✗"`` for an error, ``"✓"`` for a note on a correct source."""
+        return KINDS[self.kind][0]
+
+    def title(self, lang: str) -> str:
+        """The title in ``lang`` (``"en"`` or ``"zh"``), its fields filled from ``details()``."""
+        if lang not in ("en", "zh"):
+            raise ValueError(f"lang must be 'en' or 'zh', got {lang!r}")
+        return getattr(self, f"title_{lang}").format(**self.details())
 
     def is_live(self) -> bool:
-        """Is the error still there? (a mismatch remains, or the evidence shows it)"""
-        if self.example is None:
+        """Is the point still there? (a mismatch remains, or the evidence shows it)"""
+        if self.example is None or (self.evidence is not None and self.kind == "note"):
             return self.evidence is not None and bool(str(_as_text(self.evidence())).strip())
         return bool(mismatches(self.example, self.step))
 
@@ -117,7 +188,7 @@ def _as_text(x) -> str:
 
 
 class Box:
-    """Errata rendered as warning boxes (Markdown) or plain text; see ``show``."""
+    """Errata rendered as boxes (Markdown: warning for ✗, tip for a ✓ note) or plain text; see ``show``."""
 
     def __init__(self, errata: list[Erratum], link_chapter: bool):
         self.errata = errata
@@ -125,12 +196,19 @@ class Box:
 
     def _parts(self, e: Erratum):
         d = e.details()
-        if e.example is None:
+        if e.evidence is not None:
             table = e.evidence()
         else:
             table = compare(e.example, e.step)
             table.rows = [r for r in table.rows if r[3] == "✗"]
         return table, e.why_en.format(**d), e.why_zh.format(**d)
+
+    @staticmethod
+    def _heading(e: Erratum) -> str:
+        verdict, en, zh = KINDS[e.kind]
+        label = "Note · 说明" if verdict == "✓" else "Erratum · 勘误"
+        return (f"{label} {verdict} ({e.key}, {en} · {zh}): "
+                f"{e.title('en')} · {e.title('zh')}")
 
     def _repr_markdown_(self) -> str:
         out = []
@@ -141,8 +219,8 @@ class Box:
             if e.practice:
                 link += f" · Practice · 练习: {{ref}}`{e.practice}`"
             out.append(
-                f"::::{{admonition}} Erratum · 勘误 ({e.key}): {e.title_en} · {e.title_zh}\n"
-                f":class: warning\n\n{_markdown(table)}\n"
+                f"::::{{admonition}} {self._heading(e)}\n"
+                f":class: {'tip' if e.verdict == '✓' else 'warning'}\n\n{_markdown(table)}\n"
                 f":::{{container}} lang-en\n{en}\n:::\n\n"
                 f":::{{container}} lang-zh\n{zh}\n:::\n\n{link}\n::::\n")
         return "\n".join(out)
@@ -151,9 +229,15 @@ class Box:
         out = []
         for e in self.errata:
             table, en, zh = self._parts(e)
-            out.append(f"Erratum · 勘误 ({e.key}): {e.title_en} · {e.title_zh}\n"
-                       f"{_as_text(table)}\n{en}\n{zh}")
+            out.append(f"{self._heading(e)}\n{_as_text(table)}\n{en}\n{zh}")
         return "\n\n".join(out)
+
+    def summary(self) -> Table:
+        """One row per entry: key, verdict, kind (both languages) and chapter."""
+        return Table(["entry · 条目", "verdict · 结论", "kind · 类型", "chapter · 章节"],
+                     [[e.key, e.verdict, f"{KINDS[e.kind][1]} · {KINDS[e.kind][2]}",
+                       e.chapter.rpartition("/")[2]] for e in self.errata],
+                     "every entry of the errata · 全部勘误条目")
 
 
 def _markdown(evidence) -> str:

@@ -55,6 +55,23 @@ def run_source_gpt(B: int = 2, L: int = 7, d_model: int = 16) -> Table:
                  f"the source's GPTGenerator, B = {B}, L = {L}, d_model = {d_model}")
 
 
+#: The encoder widths the source's classifier is tried on (BERT-base, all-MiniLM-L6-v2, BERT-large).
+BERT_WIDTHS = (("BERT-base width · 宽度", 768), ("all-MiniLM-L6-v2 width · 宽度", 384),
+               ("BERT-large width · 宽度", 1024))
+
+
+def _bert_width_details():
+    from ...analysis.sizes import CONFIGS
+    width = SourceBERTClassifier(nn.Identity(), 2).classifier.in_features
+    base = CONFIGS["BERT-base"][1]["d_model"]
+    if width != base:
+        raise RuntimeError(f"the source's classifier width {width} is not BERT-base's {base}: "
+                           "this is then an error, not a note")
+    widths = dict((name.split(" width")[0], w) for name, w in BERT_WIDTHS)
+    return {"width": str(width), "minilm": str(widths["all-MiniLM-L6-v2"]),
+            "large": str(widths["BERT-large"])}
+
+
 def run_source_bert_classifier() -> Table:
     """The source's classifier on BERTs of three widths (random small HF models, chapter 7)."""
     with warnings.catch_warnings():           # transformers' first import may warn (tqdm)
@@ -62,8 +79,7 @@ def run_source_bert_classifier() -> Table:
         import transformers
     transformers.logging.set_verbosity_error()
     rows = []
-    for name, hidden in (("BERT-base width · 宽度", 768), ("all-MiniLM-L6-v2 width · 宽度", 384),
-                         ("BERT-large width · 宽度", 1024)):
+    for name, hidden in BERT_WIDTHS:
         torch.manual_seed(0)
         config = transformers.BertConfig(vocab_size=50, hidden_size=hidden, num_hidden_layers=1,
                                          num_attention_heads=4, intermediate_size=32,
@@ -72,8 +88,9 @@ def run_source_bert_classifier() -> Table:
         ids = torch.randint(50, (2, 5))
         with torch.no_grad():
             rows.append([f"{name} {hidden}", _error(lambda: clf(ids, torch.ones_like(ids)))])
+    width = SourceBERTClassifier(nn.Identity(), 2).classifier.in_features
     return Table(["encoder · 编码器", "SourceBERTClassifier(...)(ids) → logits"], rows,
-                 "nn.Linear(768, num_classes) on pooler_output")
+                 f"nn.Linear({width}, num_classes) on pooler_output")
 
 
 def run_source_tokenizer() -> Table:
@@ -120,23 +137,25 @@ ERRATA = [
         evidence=run_source_gpt),
     Erratum(
         "ch07-bert-768", CH07, None, None,
-        "the source's BERT classifier hard-codes the width 768",
-        "原文的 BERT 分类器把宽度 768 写死了",
-        "nn.Linear(768, num_classes) only fits BERT-base. Any other BERT — the 384-wide "
-        "all-MiniLM-L6-v2 used later in this chapter, or the 1024-wide BERT-large — fails at "
-        "the first batch. Take the width from the model: "
-        "nn.Linear(bert_model.config.hidden_size, num_classes). BERT's own classifier also puts "
-        "dropout before this layer (course_lib.models.BertClassifier does both). Using "
-        "pooler_output (tanh of a linear map of the [CLS] vector, trained by next-sentence "
-        "prediction) is what BERT does; it is absent only if the encoder was built without "
-        "its pooling layer.",
-        "nn.Linear(768, num_classes) 只适用于 BERT-base。换成别的 BERT——本章后面用到的 384 维 "
-        "all-MiniLM-L6-v2，或 1024 维的 BERT-large——第一批数据就会报错。宽度应从模型中读取："
-        "nn.Linear(bert_model.config.hidden_size, num_classes)。BERT 自己的分类器还在这一层之前"
-        "加了 dropout（course_lib.models.BertClassifier 两者都做了）。使用 pooler_output"
+        "the source's BERT classifier is right for BERT-base, whose width is {width}",
+        "原文的 BERT 分类器对 BERT-base 是对的，其宽度为 {width}",
+        "nn.Linear({width}, num_classes) is correct for BERT-base, the model the source uses: its "
+        "hidden size is {width}. The caveat is that the width is written into the code, so the "
+        "classifier fits no other BERT — the {minilm}-wide all-MiniLM-L6-v2 used later in this "
+        "chapter, or the {large}-wide BERT-large, fails at the first batch (above). Taking the "
+        "width from the model, nn.Linear(bert_model.config.hidden_size, num_classes), works for "
+        "all of them. BERT's own classifier also puts dropout before this layer "
+        "(course_lib.models.BertClassifier does both). Using pooler_output (tanh of a linear map "
+        "of the [CLS] vector, trained by next-sentence prediction) is what BERT does; it is absent "
+        "only if the encoder was built without its pooling layer.",
+        "nn.Linear({width}, num_classes) 对原文所用的 BERT-base 是正确的：它的隐藏层宽度就是 {width}。"
+        "需要提醒的是宽度写死在代码里，所以这个分类器不适用于别的 BERT——本章后面用到的 {minilm} 维 "
+        "all-MiniLM-L6-v2，或 {large} 维的 BERT-large，第一批数据就会报错（见上）。从模型中读取宽度，"
+        "nn.Linear(bert_model.config.hidden_size, num_classes)，对它们都适用。BERT 自己的分类器还在这一层"
+        "之前加了 dropout（course_lib.models.BertClassifier 两者都做了）。使用 pooler_output"
         "（[CLS] 向量经线性变换再取 tanh，由下一句预测任务训练）正是 BERT 的做法；只有在构建"
         "编码器时去掉了池化层，它才不存在。",
-        evidence=run_source_bert_classifier),
+        _bert_width_details, evidence=run_source_bert_classifier, kind="note"),
     Erratum(
         "ch07-tokenizer", CH07, None, None,
         "the source's tokenizer turns every Chinese sentence into one unknown word",

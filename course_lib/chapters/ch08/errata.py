@@ -8,6 +8,7 @@ the chapter builds and measures a working version.
 from __future__ import annotations
 
 import csv
+import inspect
 
 import numpy as np
 
@@ -22,6 +23,21 @@ __all__ = ["ERRATA", "untrained_predictions", "run_untrained_classifier", "run_s
            "run_source_pruning", "size_claims", "run_size_claims"]
 
 CH08 = "book/ch08_capstone"
+
+#: The demo classifier the errata run the source's code on: the source's demo
+#: configuration (d_model 128, 4 heads, 2 layers) with a vocabulary of
+#: ``DEMO_VOCAB`` ids (an arbitrary size; nothing depends on it).
+DEMO_VOCAB = 175
+DEMO = dict(d_model=128, num_heads=4, num_layers=2)
+
+#: The two messages the source's ModelOptimizer prints, verbatim.
+SIZE_CLAIM, PARAMS_CLAIM = "模型大小减少约75%", "模型参数减少约50%"
+
+
+def _claimed(message: str) -> str:
+    """The percentage a printed message claims, e.g. ``"75%"``."""
+    import re
+    return re.search(r"\d+%", message).group()
 
 
 def _one_blas_thread():
@@ -49,7 +65,11 @@ def _test_texts():
     return rows
 
 
-def untrained_predictions(seeds=(0, 1, 2), max_len=128):
+#: ``TextProcessor.text_to_sequence``'s default length in the source: every text is padded to it.
+SOURCE_MAX_LEN = inspect.signature(SourceTextProcessor.text_to_sequence).parameters["max_len"].default
+
+
+def untrained_predictions(seeds=(0, 1, 2), max_len=SOURCE_MAX_LEN):
     """Predictions of randomly initialised source classifiers on the held-out sentences.
 
     The source's demo configuration (d_model 128, 4 heads, 2 layers) and its
@@ -83,35 +103,54 @@ def _untrained_run(seed, vocab_size, y, seqs):
 
 def run_untrained_classifier() -> Table:
     """Accuracy and spread of the untrained source classifier on the held-out set (chapter 8)."""
-    rows = []
+    rows, n = [], 0
     for seed, y, pred, p in untrained_predictions():
+        n = len(y)
         rows.append([str(seed), f"{100 * (pred == y).mean():.0f}%",
                      f"{100 * max(pred.mean(), 1 - pred.mean()):.0f}%",
                      f"{p.min():.3f} … {p.max():.3f}"])
     return Table(["seed · 种子", "accuracy · 准确率", "texts given the most common label · 预测为同一类的比例",
                   "P(positive) over all texts · 所有文本的正面概率"], rows,
-                 "the source's TransformerTextClassifier, random weights, on the 67 held-out "
-                 "sentences · 原文分类器（随机权重）在 67 条留出句子上")
+                 f"the source's TransformerTextClassifier, random weights, on the {n} held-out "
+                 f"sentences · 原文分类器（随机权重）在 {n} 条留出句子上")
+
+
+def _source_quant_arrays(bits: int = 8):
+    """The source demo's embedding (float64, as ``np.random.randn`` makes it), what the
+    source's ``quantize_weights`` returns, and the ``bits``-bit integer codes it rounds to."""
+    np.random.seed(0)
+    W = SourceTransformerTextClassifier(DEMO_VOCAB, **DEMO).embedding
+    Q = source_quantize_weights(W, bits)
+    scale = (W.max() - W.min()) / (2 ** bits - 1)
+    codes = np.round((W - W.min()) / scale).astype(np.uint8 if bits <= 8 else np.uint16)
+    return W, Q, codes
 
 
 def run_source_quantization() -> Table:
-    """What the source's 8-bit ``quantize_weights`` returns (chapter 8)."""
-    rng = np.random.default_rng(0)
-    W = (rng.standard_normal((175, 128)) * 0.1).astype(np.float32)
-    Q = source_quantize_weights(W, 8)
-    return Table(["", "before · 之前", "after quantize_weights(W, 8) · 之后"], [
-        ["dtype", str(W.dtype), str(Q.dtype)],
-        ["bytes · 字节数", str(W.nbytes), str(Q.nbytes)],
-        ["bytes per weight · 每个权重的字节", str(W.itemsize), str(Q.itemsize)],
-        ["distinct values · 不同取值个数", str(len(np.unique(W))), str(len(np.unique(Q)))],
-    ], "the source's quantize_weights on a 175 × 128 float32 embedding · 原文 quantize_weights 作用于 "
-       "175 × 128 的 float32 嵌入矩阵")
+    """What the source's 8-bit ``quantize_weights`` returns, beside real 8-bit codes (chapter 8)."""
+    W, Q, codes = _source_quant_arrays(8)
+    return Table(["", "before (source) · 之前（原文）", "after quantize_weights(W, 8) · 之后",
+                  "8-bit codes + scale · 8 位整数编码 + 缩放因子"], [
+        ["dtype", str(W.dtype), str(Q.dtype), str(codes.dtype)],
+        ["bytes · 字节数", str(W.nbytes), str(Q.nbytes), str(codes.nbytes)],
+        ["bytes per weight · 每个权重的字节", str(W.itemsize), str(Q.itemsize), str(codes.itemsize)],
+        ["distinct values · 不同取值个数", str(len(np.unique(W))), str(len(np.unique(Q))),
+         str(len(np.unique(codes)))],
+    ], f"the source's quantize_weights on its demo embedding, {W.shape[0]} × {W.shape[1]} · "
+       f"原文 quantize_weights 作用于其演示嵌入矩阵，{W.shape[0]} × {W.shape[1]}")
+
+
+def _quant_details():
+    from fractions import Fraction
+    W, Q, codes = _source_quant_arrays(8)
+    return {"levels": str(2 ** 8), "kept": str(Fraction(Q.nbytes, W.nbytes)),
+            "int8": str(Fraction(codes.nbytes, W.nbytes)), "src": str(W.dtype), "out": str(Q.dtype)}
 
 
 def run_source_pruning(sparsity=0.5) -> Table:
     """Which weights the source's ``prune_model`` changes (chapter 8)."""
     np.random.seed(0)
-    model = SourceTransformerTextClassifier(175, d_model=128, num_heads=4, num_layers=2)
+    model = SourceTransformerTextClassifier(DEMO_VOCAB, **DEMO)
     before = {k: v.copy() for k, v in _named_arrays(model).items()}
     source_prune_model(model, sparsity)
     after = _named_arrays(model)
@@ -134,18 +173,18 @@ def size_claims() -> dict:
     from ...labs.compression import prune_linear, quantize_int8, saved_size
     from ...labs.sentiment import build_classifier
     np.random.seed(0)
-    src = SourceTransformerTextClassifier(175, d_model=128, num_heads=4, num_layers=2)
+    src = SourceTransformerTextClassifier(DEMO_VOCAB, **DEMO)
     arrays = _named_arrays(src)
     src_bytes = sum(a.nbytes for a in arrays.values())
     source_quantization(src)
     src_after = sum(a.nbytes for a in _named_arrays(src).values())
     np.random.seed(0)
-    src2 = SourceTransformerTextClassifier(175, d_model=128, num_heads=4, num_layers=2)
+    src2 = SourceTransformerTextClassifier(DEMO_VOCAB, **DEMO)
     n_all = sum(a.size for a in _named_arrays(src2).values())
     source_prune_model(src2, 0.5)
     n_zero = sum(int((a == 0).sum()) for a in _named_arrays(src2).values())
     torch.set_num_threads(min(2, torch.get_num_threads()))
-    model = build_classifier(175)
+    model = build_classifier(DEMO_VOCAB)
     f32, i8 = saved_size(model), saved_size(quantize_int8(model))
     pruned = prune_linear(model, 0.5)
     return {"src_quant": 1 - src_after / src_bytes, "src_pruned": n_zero / n_all,
@@ -159,17 +198,17 @@ def run_size_claims() -> Table:
     """The source's two size claims beside what is measured (chapter 8)."""
     c = size_claims()
     return Table(["claim · 原文说法", "measured · 实测", "what · 测的是什么"], [
-        ["模型大小减少约75%", f"{100 * c['src_quant']:.0f}%",
+        [SIZE_CLAIM, f"{100 * c['src_quant']:.0f}%",
          "the source's quantization(): bytes of all its arrays (NumPy float64; the cast of two of them to float32 is the only saving) · 原文 quantization() 后全部数组的字节数（NumPy float64；唯一的节省来自把其中两个数组转成 float32）"],
-        ["模型大小减少约75%", f"{100 * c['int8']:.0f}%",
+        [SIZE_CLAIM, f"{100 * c['int8']:.0f}%",
          f"real int8 (quantize_dynamic), saved file of the chapter's classifier, "
          f"{c['f32']} → {c['i8']} bytes · 真正的 int8，本章分类器保存文件的大小"],
-        ["模型参数减少约50%", f"{100 * c['src_pruned']:.0f}%",
+        [PARAMS_CLAIM, f"{100 * c['src_pruned']:.0f}%",
          "the source's prune_model(0.5): share of all weights set to zero · 原文剪枝后全部权重中零的比例"],
-        ["模型参数减少约50%", f"{100 * (1 - c['pruned_params'] / c['params']):.0f}% / "
+        [PARAMS_CLAIM, f"{100 * (1 - c['pruned_params'] / c['params']):.0f}% / "
                         f"{100 * c['pruned_size']:.0f}%",
-         "50% magnitude pruning of every Linear: fewer parameters / smaller file · "
-         "对所有 Linear 做 50% 剪枝：参数个数减少 / 文件变小"],
+         f"{_claimed(PARAMS_CLAIM)} magnitude pruning of every Linear: fewer parameters / smaller file · "
+         f"对所有 Linear 做 {_claimed(PARAMS_CLAIM)} 剪枝：参数个数减少 / 文件变小"],
     ], "size reduction claimed by the source vs measured · 原文声称的缩减与实测")
 
 
@@ -189,9 +228,14 @@ def _claims():
     return run_size_claims()
 
 
+def _untrained_details():
+    return {"max_len": str(SOURCE_MAX_LEN)}
+
+
 def _claims_details():
     c = size_claims()
-    return {"int8": f"{100 * c['int8']:.0f}%", "src": f"{100 * c['src_pruned']:.0f}%"}
+    return {"int8": f"{100 * c['int8']:.0f}%", "src": f"{100 * c['src_pruned']:.0f}%",
+            "size_claim": SIZE_CLAIM, "params_claim": PARAMS_CLAIM, "claimed": _claimed(SIZE_CLAIM)}
 
 
 ERRATA = [
@@ -201,7 +245,7 @@ ERRATA = [
         "平台演示用从未训练过的权重做预测",
         "TransformerTextClassifier draws every weight with np.random.randn(...) * 0.1 and the demo "
         "calls analyze() without a single training step, so the printed sentiment and confidence "
-        "say nothing about the text. Worse, the source pads every text to 128 ids and mean-pools "
+        "say nothing about the text. Worse, the source pads every text to {max_len} ids and mean-pools "
         "all positions, padding included: the pooled vector is almost the same for every input, "
         "so one random classifier gives every sentence the same label with nearly the same "
         "probability, and its accuracy is simply the share of that label in the test set. "
@@ -209,24 +253,30 @@ ERRATA = [
         "mean anything; padding must be masked out of the pooling.",
         "TransformerTextClassifier 的每个权重都用 np.random.randn(...) * 0.1 随机生成，演示在没有任何"
         "训练的情况下就调用 analyze()，所以打印出的情感和置信度与文本毫无关系。更糟的是，原文把每个文本"
-        "填充到 128 个 id，再对包括填充在内的所有位置取平均：池化后的向量对每个输入几乎都一样，于是一个"
+        "填充到 {max_len} 个 id，再对包括填充在内的所有位置取平均：池化后的向量对每个输入几乎都一样，于是一个"
         "随机分类器给每个句子同一个标签、几乎同样的概率，准确率就等于该标签在测试集中的比例。分类器必须"
         "先训练（并在留出文本上评估），它的预测才有意义；池化时还必须屏蔽填充位置。",
-        evidence=_untrained),
+        _untrained_details, evidence=_untrained),
     Erratum(
         "ch08-float32-quant", CH08, None, None,
-        "the source's “8-bit quantisation” still stores float32",
-        "原文的“8 位量化”存的仍是 float32",
-        "quantize_weights rounds every weight to one of 2⁸ = 256 levels and then maps it back with "
-        "* scale + min_val and .astype(np.float32): the values are coarser but each still takes "
-        "four bytes, so nothing shrinks. Real int8 quantisation keeps the integers (one byte "
-        "each) and the scale separately, and computes with them (torch.ao.quantization."
-        "quantize_dynamic does this for nn.Linear).",
-        "quantize_weights 把每个权重舍入到 2⁸ = 256 个等级之一，随后又用 * scale + min_val 和 "
-        ".astype(np.float32) 映射回浮点数：数值变粗了，但每个仍占四个字节，所以什么也没有变小。真正的 "
-        "int8 量化保留整数（每个一字节）并单独保存缩放因子，用它们来计算（torch.ao.quantization."
-        "quantize_dynamic 对 nn.Linear 就是这样做的）。",
-        evidence=_quant),
+        "the source's “8-bit quantisation” stores {out}: its {src} arrays keep {kept} of their "
+        "bytes, not {int8}",
+        "原文的“8 位量化”存的是 {out}：它的 {src} 数组保留了 {kept} 的字节，而不是 {int8}",
+        "quantize_weights rounds every weight to one of 2⁸ = {levels} levels and then maps it back "
+        "with * scale + min_val and .astype(np.{out}). The source's arrays are {src} "
+        "(np.random.randn makes {src}), so the result does take {kept} of the bytes, as "
+        "ch08-size-claims measures too; but that saving is the cast from {src} to {out}, which "
+        "needs no rounding to levels at all, and the rounding itself saves nothing. Stored as "
+        "8-bit codes, the same weights take {int8} of the bytes. Real int8 quantisation keeps "
+        "the integers (one byte each) and the scale separately, and computes with them "
+        "(torch.ao.quantization.quantize_dynamic does this for nn.Linear).",
+        "quantize_weights 把每个权重舍入到 2⁸ = {levels} 个等级之一，随后又用 * scale + min_val 和 "
+        ".astype(np.{out}) 映射回浮点数。原文的数组是 {src}（np.random.randn 生成的就是 {src}），"
+        "所以结果确实只占 {kept} 的字节，ch08-size-claims 的实测也是如此；但这份节省来自从 {src} 到 "
+        "{out} 的类型转换，根本不需要舍入到等级，舍入本身什么也没有省下。若存成 8 位整数编码，同样的权重"
+        "只占 {int8} 的字节。真正的 int8 量化保留整数（每个一字节）并单独保存缩放因子，用它们来计算"
+        "（torch.ao.quantization.quantize_dynamic 对 nn.Linear 就是这样做的）。",
+        _quant_details, evidence=_quant, kind="code"),
     Erratum(
         "ch08-prune-two-arrays", CH08, None, None,
         "the source's pruning touches only the embedding and the classifier",
@@ -243,19 +293,19 @@ ERRATA = [
         evidence=_prune),
     Erratum(
         "ch08-size-claims", CH08, None, None,
-        "“模型大小减少约75%” and “模型参数减少约50%” are printed, not measured",
-        "“模型大小减少约75%”与“模型参数减少约50%”是打印出来的，不是测出来的",
+        "“{size_claim}” and “{params_claim}” are printed, not measured",
+        "“{size_claim}”与“{params_claim}”是打印出来的，不是测出来的",
         "Both messages are fixed strings printed whatever the code did. Measured: the source's own "
         "quantisation saves only what casting two float64 arrays to float32 saves, and its pruning "
         "zeroes {src} of all weights. Real int8 dynamic quantisation of this chapter's classifier "
-        "shrinks the saved file by {int8}, not 75%: embeddings, positions, layer norms and biases "
+        "shrinks the saved file by {int8}, not {claimed}: embeddings, positions, layer norms and biases "
         "stay float32 and each quantised layer stores a scale. Pruning sets weights to zero but "
         "keeps them in a dense tensor: the parameter count and the file size do not change "
         "unless the zeros are stored sparsely or whole rows/heads are removed.",
         "这两句话都是固定的字符串，无论代码做了什么都会打印。实测：原文自己的量化所节省的只是把两个 "
         "float64 数组转成 float32 省下的空间，它的剪枝把全部权重中的 {src} 置零。对本章分类器做真正的 "
-        "int8 动态量化，保存的文件缩小 {int8}，而不是 75%：嵌入、位置编码、层归一化和偏置仍是 float32，"
+        "int8 动态量化，保存的文件缩小 {int8}，而不是 {claimed}：嵌入、位置编码、层归一化和偏置仍是 float32，"
         "且每个量化层还要保存缩放因子。剪枝把权重置零，但零仍存放在稠密张量里：除非以稀疏格式存储零，"
         "或整行/整个头地删除，参数个数和文件大小都不会变。",
-        _claims_details, evidence=_claims),
+        _claims_details, evidence=_claims, kind="claim"),
 ]
