@@ -148,8 +148,8 @@ def _mlp_details():
 ERRATA = [
     Erratum(
         "ch06-params", CH06, "vit_table", "params_m",
-        "{name} has {l}M parameters, not the published {printed}M; {ok} are correct roundings",
-        "{name} 有 {l}M 个参数，而不是公开的 {printed}M；{ok_zh} 是正确的舍入",
+        "the parameter column quotes the published figures; {name}'s {printed}M is not a rounding of its {l}M",
+        "参数列引用的是公开数字；{name} 的 {printed}M 并不是其 {l}M 的舍入",
         "The parameter column quotes published, rounded figures, and a published figure counts as "
         "right when some correct rounding of the exact count gives it (course_lib.chapters._errata."
         "rounds_to: to nearest, toward zero or away from zero). {ok} for {ok_models} pass: they "
@@ -158,14 +158,14 @@ ERRATA = [
         "({layers} layers, width {width}, MLP {mlp}, {patch} patches, {image} images, {classes} "
         "classes) has {l}M parameters: {gap}M ({pct}%) fewer, and no rounding gives {printed}. "
         "The paper does not say what its count includes. The difference is too small to change "
-        "the comparison.",
+        "the comparison, and the source quotes the paper faithfully: ✓, with this note.",
         "参数列引用的是公开的、取整后的数字；只要精确计数经某种正确的舍入（course_lib.chapters._errata."
         "rounds_to：四舍五入、舍去或进一）能得到它，公开数字就算正确。{ok_models_zh} 的 {ok_zh} 通过了："
         "它们是精确计数舍去小数的结果。{name} 的 {printed}M 同样来自论文，"
         "但该表中的结构（{layers} 层、宽度 {width}、MLP {mlp}、{patch} 的块、{image} 的图像、{classes} 类）"
         "只有 {l}M 个参数：少了 {gap}M（{pct}%），任何舍入都得不到 {printed}。论文没有说明它的计数包含了"
-        "什么。这个差别很小，不影响比较的结论。",
-        _params_details, evidence=_params_evidence, practice="ch06-ex-count", kind="claim"),
+        "什么。这个差别很小，不影响比较的结论；原文如实引用了论文，因此判为 ✓，并附上这条说明。",
+        _params_details, evidence=_params_evidence, practice="ch06-ex-count", kind="note"),
     Erratum(
         "ch06-batch-first", CH06, None, None,
         "the source's VisionTransformer attends across the batch, not across patches",
