@@ -132,3 +132,96 @@ test_the_tolerance_is_pinned = tolerance_test({
     "patchify": (check_patchify, _right_patchify, 1e-6),
     "count": (check_hand_count, [N, N + 1, PROJ], 0.5),
 })
+
+
+# --- images and words (CLIP): the symmetric InfoNCE loss and retrieval recall@1 by hand -------------
+
+import pytest  # noqa: E402
+
+from course_lib.chapters.ch06.exercises import RETRIEVAL, check_clip_loss, check_retrieval_by_hand  # noqa: E402
+
+
+def _unit(x):
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def _ce(S):
+    """Mean of -log softmax(row)[i] over the rows i, written with scipy's logsumexp."""
+    from scipy.special import logsumexp
+    return float(np.mean(logsumexp(S, axis=1) - np.diag(S)))
+
+
+def _right_clip(u, v, tau):
+    S = _unit(u) @ _unit(v).T / tau
+    return 0.5 * (_ce(S) + _ce(S.T))
+
+
+def _torch_clip(u, v, tau):
+    from course_lib.models.clip import clip_loss
+    return clip_loss(torch.tensor(u), torch.tensor(v), tau).item()
+
+
+# by construction, from RETRIEVAL's numbers: rows 0 and 1 find their digit, row 2 finds "一";
+# columns "seven", "一", "七" find their digit, column "one" finds image 2 (a 7)
+RIGHT_RETRIEVAL = [2 / 3, 3 / 4]
+
+CLIP_WRONG = {
+    "clip_loss": (check_clip_loss, [
+        (lambda u, v, t: _ce(_unit(u) @ _unit(v).T / t), r"\[four pairs.*only the image → text direction"),
+        (lambda u, v, t: _ce((_unit(u) @ _unit(v).T / t).T), r"\[four pairs.*only the text → image direction"),
+        (lambda u, v, t: 2 * _right_clip(u, v, t), r"added, not averaged"),
+        (lambda u, v, t: 0.5 * (_ce(u @ v.T / t) + _ce((u @ v.T / t).T)), r"\[four pairs.*not normalised"),
+        (lambda u, v, t: _right_clip(u, v, 1 / t), r"multiplied by τ"),
+        (lambda u, v, t: len(u) * _right_clip(u, v, t), r"\[four pairs.*summed: take their mean"),
+        (lambda u, v, t: np.array([_right_clip(u, v, t)]), r"wrong shape"),
+        (raises, r"raised ValueError: boom"),
+        (returns_none, r"returned None"),
+        (stub, r"not implemented yet"),
+    ]),
+    "retrieval": (lambda f: check_retrieval_by_hand(f()), [
+        (lambda: RIGHT_RETRIEVAL[::-1], r"directions are swapped"),
+        (lambda: [1 / 3, 3 / 4], r"names the image's digit"),
+        (lambda: [2 / 3, 0.0], r"each column's largest similarity"),
+        (lambda: [2 / 3, 1.0], r"wrong value at position \(1\): got 1 Hint"),
+        (lambda: [2 / 3], r"wrong shape"),
+        (lambda: ..., r"not implemented yet"),
+    ]),
+}
+test_clip_wrong_submissions_get_the_right_message = wrong_submissions_test(CLIP_WRONG)
+
+CLIP_NEAR_MISSES = {
+    "clip_loss": (check_clip_loss, [
+        # each embedding dimension normalised over the batch (axis 0) instead of each vector (axis 1)
+        (lambda u, v, t: _right_clip(u / np.linalg.norm(u, axis=0), v / np.linalg.norm(v, axis=0), t),
+         r"\[four pairs, not normalised, τ = 0.1\] wrong value"),
+        (lambda u, v, t: _right_clip(u, v, t) + 1e-4, r"wrong value at position \(\)"),
+    ]),
+    "retrieval": (check_retrieval_by_hand, [
+        ([0.66, 0.75], r"wrong value at position \(0\)"),          # rounded too far (tolerance 0.005)
+        ([2 / 3, 0.5], r"wrong value at position \(1\)"),
+    ]),
+}
+test_clip_near_misses_are_rejected = wrong_submissions_test(CLIP_NEAR_MISSES)
+
+
+def test_clip_right_answers_pass():
+    assert check_clip_loss(_right_clip).ok
+    assert check_clip_loss(_torch_clip).ok                      # course_lib's loss is a right answer
+    assert check_retrieval_by_hand(RIGHT_RETRIEVAL).ok
+    assert check_retrieval_by_hand([0.667, 0.75]).ok            # three decimals are enough
+    assert "expected" not in repr(check_retrieval_by_hand([0.1, 0.2]))
+
+
+def test_retrieval_exercise_matches_course_lib():
+    from course_lib.models.clip import recall_at_1
+    got = recall_at_1(torch.tensor(RETRIEVAL["similarity"]), torch.tensor(RETRIEVAL["image_digits"]),
+                      torch.tensor(RETRIEVAL["prompt_digits"]))
+    assert got == (pytest.approx(RIGHT_RETRIEVAL[0]), pytest.approx(RIGHT_RETRIEVAL[1]))
+
+
+test_clip_checkers_never_raise = never_raises_test(coding=(check_clip_loss,), by_hand=(check_retrieval_by_hand,))
+
+test_clip_tolerance_is_pinned = tolerance_test({
+    "clip_loss": (check_clip_loss, _right_clip, 1e-6),
+    "retrieval": (check_retrieval_by_hand, RIGHT_RETRIEVAL, 0.005),
+})

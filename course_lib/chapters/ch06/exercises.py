@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._check import Case, Verdict, check_by_hand, run_checker
+from .._check import Case, Verdict, check_by_hand, recognise, run_checker
 
-__all__ = ["HAND_CONFIG", "check_patchify", "check_hand_count", "check_pos_embedding_shape"]
+__all__ = ["HAND_CONFIG", "check_patchify", "check_hand_count", "check_pos_embedding_shape",
+           "check_clip_loss", "RETRIEVAL", "check_retrieval_by_hand"]
 
 #: The by-hand exercise: ViT-B/16 fine-tuned on larger images.
 HAND_CONFIG = {"image_size": 384, "patch_size": 16, "in_channels": 3, "d_model": 768}
@@ -156,3 +157,112 @@ def check_pos_embedding_shape(fn) -> Verdict:
                   diagnose=typical((s, p, d)))
              for s, p, d in configs]
     return run_checker("position-embedding shape · 位置嵌入的形状", fn, cases)
+
+
+# ---------------------------------------------------------------- images and words (CLIP)
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def _cross_entropy_rows(S: np.ndarray) -> float:
+    """Mean over rows of -log softmax(row)[diagonal], stably."""
+    m = S.max(axis=1, keepdims=True)
+    logz = (m + np.log(np.exp(S - m).sum(axis=1, keepdims=True))).ravel()
+    return float(np.mean(logz - np.diag(S)))
+
+
+def _clip_parts(u, v, tau):
+    S = _unit(u) @ _unit(v).T / tau
+    return _cross_entropy_rows(S), _cross_entropy_rows(S.T)
+
+
+def check_clip_loss(fn) -> Verdict:
+    """Check a learner's symmetric InfoNCE loss ``fn(u, v, tau)`` (chapter 6).
+
+    Args:
+        fn: takes NumPy arrays ``u`` ``(B, D)`` (images) and ``v`` ``(B, D)``
+            (texts, row ``i`` belongs with image ``i``), not yet normalised,
+            and the temperature ``tau``; returns the loss of
+            :func:`course_lib.models.clip.clip_loss` as one number.
+    """
+    rng = np.random.default_rng(6)
+    hand = (np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[1.0, 0.0], [0.6, 0.8]]), 0.5)
+    small = (rng.normal(size=(4, 3)) * 3, rng.normal(size=(4, 3)), 0.1)
+    larger = (rng.normal(size=(6, 5)), rng.normal(size=(6, 5)) * 0.2, 0.07)
+
+    def typical(u, v, tau):
+        rows, cols = _clip_parts(u, v, tau)
+        raw = u @ v.T / tau
+        mistakes = [
+            (rows, "only the image → text direction: average it with the text → image one (the columns)",
+             "只算了图像 → 文本这一个方向：还要与文本 → 图像方向（按列）取平均"),
+            (cols, "only the text → image direction: average it with the image → text one (the rows)",
+             "只算了文本 → 图像这一个方向：还要与图像 → 文本方向（按行）取平均"),
+            (rows + cols, "the two directions are added, not averaged: divide by 2",
+             "两个方向相加了，而不是取平均：要除以 2"),
+            (0.5 * (_cross_entropy_rows(raw) + _cross_entropy_rows(raw.T)),
+             "the embeddings are not normalised: the similarity is the cosine, u and v divided by their lengths",
+             "没有把嵌入归一化：相似度是余弦，u 和 v 要先除以各自的长度"),
+            (0.5 * sum(_clip_parts(u, v, 1 / tau)),
+             "the cosines are multiplied by τ: divide by the temperature",
+             "余弦乘以了 τ：应除以温度"),
+            (len(u) * (rows + cols) / 2, "the losses of the B pairs are summed: take their mean",
+             "把 B 对样本的损失加起来了：应取平均"),
+        ]
+        return recognise(np.float64(0.5 * (rows + cols)), mistakes, atol=1e-6)
+
+    cases = [Case(en, zh, args, np.float64(0.5 * sum(_clip_parts(*args))), hint_en, hint_zh, diagnose=typical(*args))
+             for en, zh, args, hint_en, hint_zh in (
+                 ("two pairs, unit vectors, τ = 0.5", "两对，单位向量，τ = 0.5", hand,
+                  "S = u vᵀ / τ = [[2, 1.2], [0, 1.6]]; cross-entropy of each row and each column",
+                  "S = u vᵀ / τ = [[2, 1.2], [0, 1.6]]；对每一行和每一列求交叉熵"),
+                 ("four pairs, not normalised, τ = 0.1", "四对，未归一化，τ = 0.1", small,
+                  "normalise the rows of u and v first", "先把 u 和 v 的每一行归一化"),
+                 ("six pairs, τ = 0.07", "六对，τ = 0.07", larger,
+                  "logits up to 1 / 0.07 ≈ 14: use a stable log-sum-exp",
+                  "logits 最大约为 1 / 0.07 ≈ 14：用数值稳定的 log-sum-exp"))]
+    return run_checker("symmetric InfoNCE · 对称 InfoNCE", fn, cases)
+
+
+#: The by-hand retrieval exercise: 3 images, 4 prompts, their similarities (row = image, column = prompt).
+RETRIEVAL = {
+    "images": ["7", "1", "7"],
+    "prompts": ["seven", "一", "七", "one"],
+    "image_digits": [7, 1, 7],
+    "prompt_digits": [7, 1, 7, 1],
+    "similarity": [[0.6, 0.1, 0.8, 0.3],
+                   [0.2, 0.7, 0.1, 0.5],
+                   [0.4, 0.6, 0.3, 0.55]],
+}
+
+
+def _recall(S: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> tuple[float, float]:
+    return float(np.mean(cols[S.argmax(1)] == rows)), float(np.mean(rows[S.argmax(0)] == cols))
+
+
+def check_retrieval_by_hand(answer) -> Verdict:
+    """Check ``[image → text recall@1, text → image recall@1]`` for :data:`RETRIEVAL` (chapter 6).
+
+    Args:
+        answer: two fractions computed by hand: the share of images whose most
+            similar prompt names their digit, and the share of prompts whose
+            most similar image shows their digit; ``...`` means "not answered yet".
+    """
+    S = np.array(RETRIEVAL["similarity"])
+    rows, cols = np.array(RETRIEVAL["image_digits"]), np.array(RETRIEVAL["prompt_digits"])
+    i2t, t2i = _recall(S, rows, cols)
+    by_index = float(np.mean(S.argmax(1) == np.arange(len(S))))
+    diagnose = recognise(np.array([i2t, t2i]), [
+        ([t2i, i2t], "the two directions are swapped: image → text first, one answer per image (row)",
+         "两个方向顺序反了：先写图像 → 文本，每张图像（每一行）一个结果"),
+        ([by_index, t2i], "a prompt counts as right when it names the image's digit, not only when it has the "
+         "image's index", "只要提示说的是图像中的数字就算对，不必与图像的序号相同"),
+        ([i2t, float(np.mean(rows[S.argmin(0)] == cols))], "text → image: take each column's largest similarity",
+         "文本 → 图像：取每一列中最大的相似度"),
+    ], atol=0.005)
+    case = Case("3 images × 4 prompts", "3 张图像 × 4 条提示", (), np.array([i2t, t2i]),
+                "for each row take the column with the largest similarity, then for each column the row; "
+                "count the matches of digits", "每一行找相似度最大的列，每一列找相似度最大的行；数一数数字相同的有几个",
+                diagnose=diagnose, atol=0.005, reveal=False)
+    return check_by_hand("retrieval recall@1 by hand · 手算检索 recall@1", answer, case)
