@@ -4,5 +4,6 @@
 - ``sizes``: parameters and FLOPs of published models, built on ``meta`` (chapters 6 and 7);
 - ``scaling``: why scores are divided by sqrt(d_k) (chapter 3);
 - ``positional``: the geometry of sinusoidal position vectors (chapter 4);
-- ``rnn``: vanishing gradients and sequential time of an RNN (chapter 1).
+- ``rnn``: vanishing gradients and sequential time of an RNN (chapter 1);
+- ``mel``: log-mel features of audio, the input of the speech model (chapter 10).
 """

@@ -6,6 +6,8 @@
 - ``translation``: the source's digits-to-letters test (chapter 5);
 - ``tagging``: word segmentation of People's Daily, 1998, as a sequence-to-sequence task (chapter 5);
 - ``digits``: ViT and a small CNN on 8 x 8 digits (chapter 6);
+- ``clip``: a CLIP-style contrastive model aligning the digit images with English and Chinese
+  number words, zero-shot on held-out prompt templates (chapter 6);
 - ``bert_lab``, ``folio``, ``finetune``: one BERT layer in full; Shakespeare's genres (First Folio)
   and the real pretrained MiniLM fine-tuned on them, against the same model from scratch (chapter 7);
 - ``language_model``, ``bpe``: small GPTs on Shakespeare (characters and byte-level BPE) and on
@@ -13,7 +15,9 @@
 - ``textclf``, ``sentiment``, ``wordclass``, ``capstone``, ``compression``, ``serving``: the
   capstone's classifiers on real Chinese text (review sentiment; the part of speech of unseen
   words), their cheaper-attention variants, made smaller, served (chapter 8);
-- ``modern``: rotary and ALiBi positions, pre-LN against post-LN (chapter 9).
+- ``modern``: rotary and ALiBi positions, pre-LN against post-LN (chapter 9);
+- ``speech``: a Speech Transformer on spoken digits in English and Mandarin, made offline with
+  espeak-ng, with held-out voices (chapter 10).
 
 Every model here trains through :func:`course_lib.training.train`.
 """

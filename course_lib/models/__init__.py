@@ -10,6 +10,11 @@ The four whole models take a frozen config dataclass, as nanoGPT does:
 ``ViT(ViTConfig(...))`` (chapter 6). Keyword settings
 (``GPT(vocab_size=65, ...)``) build the same config; positional settings are
 refused.
+
+Two more models live in their own modules, imported as such:
+``course_lib.models.clip`` (``CLIP(CLIPConfig(...))``, the contrastive
+image-text model of chapter 6) and ``course_lib.models.speech``
+(``SpeechTransformer(SpeechTransformerConfig(...))``, chapter 10).
 """
 
 from .attention import KVCache, MultiHeadAttention
