@@ -15,7 +15,9 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: book test test-portable train pdf serve lab sync vendor venv bench solutions clean help
+.PHONY: book test test-portable train pdf serve api lab sync vendor venv bench solutions clean help
+
+PORT ?= 8001
 
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tools/nbval_sanitize.cfg
 NOTEBOOKS = $$($(PY) tools/toc.py notebooks)
@@ -27,6 +29,7 @@ help:
 	@echo "make pdf     one bilingual PDF of the book: _build/pdf/course.pdf"
 	@echo "make train   re-make the trained checkpoints in data/checkpoints (NAMES=… for some)"
 	@echo "make serve   serve the built book on http://127.0.0.1:8000"
+	@echo "make api     the capstone as an HTTP service on http://127.0.0.1:$(PORT) (PORT=… to change)"
 	@echo "make lab     open the chapters in JupyterLab (.md opens as a notebook)"
 	@echo "make sync    re-execute every chapter and store its outputs in the .ipynb"
 	@echo "make bench   print timings: notebooks, book build, test suite, attention speed"
@@ -64,6 +67,9 @@ pdf: venv
 serve:
 	@test -f _build/html/index.html || $(MAKE) book
 	$(PY) -m http.server --bind 127.0.0.1 --directory _build/html 8000
+
+api: venv
+	$(PY) -m uvicorn course_lib.service.app:app --host 127.0.0.1 --port $(PORT)
 
 lab: venv
 	@mkdir -p $(VENV)/share/jupyter/lab/settings

@@ -22,6 +22,8 @@ Read it like an appendix of the book, named with the book's notation (``Q``,
                  tagging (5), digits (6), bert_lab, folio, finetune, language_model
                  and bpe (7), textclf, sentiment, wordclass, capstone, compression,
                  serving (8), modern (9)
+    service/     the capstone as an HTTP service (8): FastAPI app, limits, one error
+                 envelope, try-it page, uvicorn launcher, loopback load test (make api)
     chapters/    chNN/ per chapter: source.py (the source documents' printed numbers and
                  code), worked.py (recomputed), errata.py, exercises.py (checkers);
                  chapters.EXAMPLES, ERRATA, CHECKERS, show(key), compare(...)

@@ -6,6 +6,8 @@ relative to torch.nn.MultiheadAttention (both measured in the same run), the
 capstone classifier's serving latency (p50/p95) and throughput, chapter 9's
 tiled attention against full attention (memory and time ratios of one run), and
 chapter 7's GPT generating with and without its KV cache (the speed-up of one run).
+Last, the capstone as an HTTP service under a bounded loopback load
+(course_lib.service.loadtest: p50/p95/p99, requests/s, errors, server RSS growth).
 Timings on shared machines are noisy; compare ratios, not absolute seconds.
 """
 
@@ -62,6 +64,8 @@ def main() -> int:
     for extra in ("bench_mha.py", "bench_serving.py", "bench_tiled.py", "bench_kv_cache.py"):  # ratios and latencies, one run each
         print()
         subprocess.run([sys.executable, str(ROOT / "tools" / extra)], cwd=ROOT, check=True)
+    print()  # the capstone as an HTTP service: loopback load test (float32/int8, 1/2 workers, RSS)
+    subprocess.run([sys.executable, "-m", "course_lib.service.loadtest"], cwd=ROOT, check=True)
     return 1 if over else 0
 
 
