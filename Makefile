@@ -69,7 +69,7 @@ serve:
 	$(PY) -m http.server --bind 127.0.0.1 --directory _build/html 8000
 
 api: venv
-	$(PY) -m uvicorn course_lib.service.app:app --host 127.0.0.1 --port $(PORT)
+	$(PY) -m course_lib.service --port $(PORT)
 
 lab: venv
 	@mkdir -p $(VENV)/share/jupyter/lab/settings

@@ -1,7 +1,7 @@
 """The capstone as an HTTP service: FastAPI routes over chapter 8's models (chapter 8, ``ch08-service``).
 
 Run it with ``make api`` (uvicorn on 127.0.0.1, ``PORT ?= 8001``), or
-``python -m uvicorn course_lib.service.app:app``. A request travels::
+``python -m course_lib.service`` (uvicorn with :mod:`~course_lib.service.protocol`). A request travels::
 
     client -> BodyGuard (content type 415, size 413, UTF-8 400) -> FastAPI/pydantic (JSON 400, types 422)
            -> route checks (empty, too long, control characters, k: 422) -> model in a thread,

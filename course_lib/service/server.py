@@ -2,7 +2,7 @@
 
 Used by the tests, chapter 8 and the load test::
 
-    with running_server(precision="float64") as server:    # uvicorn course_lib.service.app:app
+    with running_server(precision="float64") as server:    # python -m course_lib.service
         httpx.post(server.url + "/v1/sentiment", json={"text": "很好"})
         server.rss_kib()                                    # VmRSS of uvicorn and its workers
 
@@ -94,8 +94,7 @@ def running_server(precision: str = "float64", workers: int = 1, threads: int = 
     port = free_port()
     full_env = {**os.environ, "COURSE_SERVICE_PRECISION": precision, "COURSE_SERVICE_THREADS": str(threads),
                 "OMP_NUM_THREADS": str(threads), "OMP_WAIT_POLICY": "PASSIVE", **(env or {})}
-    cmd = [sys.executable, "-m", "uvicorn", "course_lib.service.app:app", "--host", "127.0.0.1",
-           "--port", str(port), "--workers", str(workers), "--log-level", "info", "--no-access-log"]
+    cmd = [sys.executable, "-m", "course_lib.service", "--port", str(port), "--workers", str(workers)]
     with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
         proc = subprocess.Popen(cmd, env=full_env, stdout=log, stderr=log, start_new_session=True)
         try:
