@@ -1,5 +1,6 @@
 """TCP_NODELAY on every connection, one worker or several (course_lib.service.protocol), and the launcher's arguments."""
 
+import asyncio
 import socket
 
 import pytest
@@ -39,7 +40,12 @@ def _accepted(protocol_cls) -> int:
             conn, _ = listener.accept()
             with conn:
                 assert conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
-                protocol_cls(config=config, server_state=ServerState(), app_state={}).connection_made(_Transport(conn))
+                loop = asyncio.new_event_loop()   # its own loop: never depend on what other tests left current
+                try:
+                    protocol = protocol_cls(config=config, server_state=ServerState(), app_state={}, _loop=loop)
+                    protocol.connection_made(_Transport(conn))
+                finally:
+                    loop.close()
                 return conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
 
 
