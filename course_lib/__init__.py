@@ -33,3 +33,9 @@ analysis) and the utilities; the concepts never import labs or chapters.
 """
 
 __version__ = "0.1.0"
+
+# In Jupyter, a display object built but never shown fails its cell
+# (course_lib.display.install_guard); installing it is all this import does.
+from .display import install_guard as _install_guard  # noqa: E402
+
+_install_guard()

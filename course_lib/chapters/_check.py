@@ -17,6 +17,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..display import md_prose
+
 __all__ = ["Case", "Verdict", "run_checker", "check_by_hand", "compare", "recognise", "same"]
 
 TIMEOUT_S = 5.0
@@ -80,8 +82,8 @@ class Verdict:
 
     def _repr_markdown_(self) -> str:
         lines = self._lines()
-        body = "\n".join(f"- {en}<br>{zh}" for en, zh in self.problems)
-        return f"**{lines[0]}**\n\n{body}\n" if body else f"**{lines[0]}**\n"
+        body = "\n".join(f"- {md_prose(en)}<br>{md_prose(zh)}" for en, zh in self.problems)
+        return f"**{md_prose(lines[0])}**\n\n{body}\n" if body else f"**{md_prose(lines[0])}**\n"
 
 
 class _TimedOut(BaseException):

@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..display import Table, fmt
+from ..display import Table, fmt, md_prose
 
 __all__ = ["Erratum", "Box", "KINDS", "compare", "compare_grid", "mismatches", "rounds_to"]
 
@@ -219,10 +219,10 @@ class Box:
             if e.practice:
                 link += f" · Practice · 练习: {{ref}}`{e.practice}`"
             out.append(
-                f"::::{{admonition}} {self._heading(e)}\n"
+                f"::::{{admonition}} {md_prose(self._heading(e))}\n"
                 f":class: {'tip' if e.verdict == '✓' else 'warning'}\n\n{_markdown(table)}\n"
-                f":::{{container}} lang-en\n{en}\n:::\n\n"
-                f":::{{container}} lang-zh\n{zh}\n:::\n\n{link}\n::::\n")
+                f":::{{container}} lang-en\n{md_prose(en)}\n:::\n\n"
+                f":::{{container}} lang-zh\n{md_prose(zh)}\n:::\n\n{link}\n::::\n")
         return "\n".join(out)
 
     def __repr__(self) -> str:
