@@ -53,6 +53,26 @@ def test_band_for_centres_the_band(capsys):
         repro.band_for("loss", 1.0, 1.0)
 
 
+@pytest.mark.parametrize("reference, rel, abs_, lo, hi", [
+    # tol = abs + rel·|reference|, worked out by hand (a reference of 1 cannot tell
+    # rel·|reference| from rel, nor abs + rel·|reference| from (abs + rel)·|reference|):
+    (4.0, 0.25, 0.0, 3.0, 5.0),            # tol = 0.25·4 = 1
+    (4.0, 0.25, 0.5, 2.5, 5.5),            # tol = 0.5 + 0.25·4 = 1.5
+    (0.2, 0.5, 0.1, 0.0, 0.4),             # tol = 0.1 + 0.5·0.2 = 0.2
+    (-8.0, 0.125, 0.0, -9.0, -7.0),        # tol = 0.125·|−8| = 1 (not −1: the band is never empty)
+    (-8.0, 0.125, 0.5, -9.5, -6.5),        # tol = 0.5 + 0.125·8 = 1.5
+])
+def test_band_for_scales_rel_by_the_reference(reference, rel, abs_, lo, hi, capsys):
+    repro.band_for("m", (lo + hi) / 2, reference, rel=rel, abs=abs_, digits=2)
+    assert capsys.readouterr().out == f"m: ⟨{(lo + hi) / 2:.2f}⟩ ✓ band [{lo:.2f}, {hi:.2f}]\n"
+    for edge in (lo, hi):                  # both ends are inside
+        repro.band_for("m", edge, reference, rel=rel, abs=abs_)
+    step = 1e-6 * (hi - lo)
+    for outside in (lo - step, hi + step):
+        with pytest.raises(AssertionError, match="outside its band"):
+            repro.band_for("m", outside, reference, rel=rel, abs=abs_)
+
+
 def test_setup_follows_omp_num_threads(monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     assert repro.setup(0) == 1 and torch.get_num_threads() == 1
