@@ -182,7 +182,7 @@ def block_autograd() -> Table:
     """What autograd sees of the multi-representation ``TransformerBlock`` (§1.2 listing)."""
     b = _block()
     return Table(["check · 检查", "result · 结果"], [
-        ["TransformerBlock is an nn.Module · 是 nn.Module", str(b["module"])],
+        ["TransformerBlock is an nn.Module · 是 nn.Module", "yes · 是" if b["module"] else "no · 否"],
         ["weight tensors autograd can train · autograd 能训练的权重张量", str(b["params"])],
         ["attention matrices kept as NumPy arrays · 注意力矩阵为 NumPy 数组", str(b["arrays"])],
         ["d(loss)/dx along a direction: autograd · 方向导数：autograd", fmt(b["auto"], 1)],
