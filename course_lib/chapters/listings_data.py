@@ -37,7 +37,12 @@ LISTINGS = (
                     "它的“用 PyTorch 验证”只比较了形状。"),
     Listing("multirep", 3, "diagram", ("book/ch02_worked_qkv.md#The formula",)),
     Listing("multirep", 4, "diagram", ("book/ch03_multi_head.md#A team of experts",)),
-    Listing("multirep", 5, "diagram", ("book/ch05_transformer.md#The architecture",)),
+    Listing("multirep", 5, "erratum", ("book/ch05_transformer.md#The architecture",),
+            ("ch05-diagram-decoder",),
+            note_en="The encoder is chained into the first decoder block, and the decoder gets no "
+                    "target; chapter 5's diagram connects the memory to every decoder layer.",
+            note_zh="编码器被串接到第一个解码器块上，解码器也没有目标序列输入；第 5 章的图把记忆连到"
+                    "每个解码器层。"),
     Listing("multirep", 6, "erratum", ("book/appendix/listings.md#listings-multirep-python",),
             ("ch05-multirep-encoder-standalone",), evidence=T + "test_multirep_encoder_alone_raises_after_mha_matches_scratch",
             note_en="Needs the §1.2 listing's MultiHeadAttention; after it, the encoder layer "
@@ -55,7 +60,11 @@ LISTINGS = (
     Listing("ch24", 2, "diagram", ("book/ch02_worked_qkv.md#The formula",)),
     Listing("ch24", 3, "ok", ("book/ch02_worked_qkv.md#The formula",),
             evidence=T + "test_ch24_attention_matches_scratch"),
-    Listing("ch24", 4, "diagram", ("book/ch03_multi_head.md#A team of experts",)),
+    Listing("ch24", 4, "erratum", ("book/ch03_multi_head.md#A team of experts",),
+            ("ch03-diagram-linear-order",),
+            note_en="Each head's linear transformation is drawn after the head; chapter 3's diagram "
+                    "puts the projections first.",
+            note_zh="每个头的线性变换被画在头之后；第 3 章的图把投影画在前面。"),
     Listing("ch24", 5, "ok", ("book/ch03_multi_head.md#ch03-split-merge",),
             evidence=T + "test_ch24_multi_head_matches_scratch",
             note_en="Has no import of its own: it runs after the chapter's earlier listings.",
@@ -74,7 +83,8 @@ LISTINGS = (
     Listing("ch24", 11, "erratum", ("book/ch08_capstone.md#Quantisation, measured",
                                     "book/ch08_capstone.md#Pruning, measured",
                                     "book/ch08_capstone.md#ch08-service"),
-            ("ch08-float32-quant", "ch08-prune-two-arrays", "ch08-size-claims"),
+            ("ch08-float32-quant", "ch08-prune-two-arrays", "ch08-size-claims",
+             "ch08-benchmark-latency"),
             evidence=T + "test_ch24_optimizer_and_deployment_run"),
     Listing("ch24", 12, "diagram", ("book/intro.md#Chapter map",),
             note_en="A map of another book's chapters 19–27; this book's map is in the intro.",
@@ -83,9 +93,12 @@ LISTINGS = (
             note_en="A dictionary literal listing skills; it runs and prints nothing.",
             note_zh="一个列出技能的字典字面量；可运行，不打印任何内容。"),
     # ---- pe_tests: the translation and positional-encoding test logs
-    Listing("pe_tests", 0, "output", ("book/ch05_transformer.md#The source's translation test",)),
-    Listing("pe_tests", 1, "output", ("book/ch04_positional_encoding.md#Checking the source's logs",)),
-    Listing("pe_tests", 2, "output", ("book/ch04_positional_encoding.md#Checking the source's logs",)),
+    Listing("pe_tests", 0, "output", ("book/ch05_transformer.md#The source's translation test",),
+            ("ch05-sos-token", "ch05-epochs-advice")),
+    Listing("pe_tests", 1, "output", ("book/ch04_positional_encoding.md#Checking the source's logs",),
+            ("ch04-length", "ch04-test3-rows", "ch04-pos5-error")),
+    Listing("pe_tests", 2, "output", ("book/ch04_positional_encoding.md#Checking the source's logs",),
+            ("ch04-demo-frequency", "ch04-ref10-settings", "ch04-ref10-monotone")),
     # ---- attention: "Attention Mechanisms and Transformers"
     Listing("attention", 0, "diagram",
             ("book/ch01_why_attention.md#The encoder-decoder and its bottleneck",),

@@ -17,6 +17,7 @@ import numpy as np
 from ..display import Table, fmt
 
 __all__ = ["rust_softmax", "rust_softmax_details", "haskell_softmax", "haskell_softmax_details",
+           "mermaid_graph", "mermaid_inputs",
            "haskell_names", "haskell_names_details", "haskell_heads", "haskell_heads_details",
            "block_autograd", "block_autograd_details", "encoder_standalone",
            "encoder_standalone_details"]
@@ -215,3 +216,38 @@ def encoder_standalone() -> str:
 def encoder_standalone_details() -> dict:
     e = _encoder_runs()[0].error
     return {"error": f"{type(e).__name__}: {e}"}
+
+
+# --- Diagrams (mermaid) -----------------------------------------------------------------------
+
+_NODE = r"(\w+)(?:\[([^\]]*)\])?"
+_EDGE = re.compile(rf"^\s*{_NODE}\s*-->\s*{_NODE}\s*$")
+
+
+def mermaid_graph(source: str, index: int) -> tuple[dict, list]:
+    """The nodes and edges of a mermaid ``graph`` block of the source documents, as printed.
+
+    Returns:
+        ``(labels, edges)``: ``labels`` maps a node id to its label (``"F"`` ->
+        ``"解码器块1"``); ``edges`` lists ``(from_id, to_id)`` in reading order.
+        Used by the errata of the source documents' diagrams (chapters 3 and 5).
+    """
+    from .listings import text
+    labels, edges = {}, []
+    for line in text(source, index).splitlines():
+        m = _EDGE.match(line)
+        if m:
+            a, la, b, lb = m.groups()
+            for node, label in ((a, la), (b, lb)):
+                if label is not None:
+                    labels[node] = label.strip()
+                labels.setdefault(node, node)
+            edges.append((a, b))
+    return labels, edges
+
+
+def mermaid_inputs(source: str, index: int, label: str) -> list[str]:
+    """Labels of the nodes with an arrow into the node labelled ``label``."""
+    labels, edges = mermaid_graph(source, index)
+    node = next(n for n, lab in labels.items() if lab == label)
+    return [labels[a] for a, b in edges if b == node]

@@ -6,7 +6,8 @@ import numpy as np
 
 from .._claims import Claim
 
-__all__ = ["PE_TEST", "PE_DEMO", "PE_REF10", "PE_D4"]
+__all__ = ["PE_TEST", "PE_DEMO", "PE_REF10", "PE_D4", "PE_DEMO_SETTINGS", "PE_DEMO_FREQUENCY",
+           "PE_REF10_OBSERVATION", "PE_TEST3_HEADING"]
 
 # --- Source "pe_tests": the positional-encoding test logs (chapter 4) ---
 # The logs are pasted below as printed; ``_grid`` drops each row's label and
@@ -126,3 +127,11 @@ PE_D4 = {
             "0", "1", "0", "1", "0.841", "0.540", "0.010", "0.999")),
     },
 }
+
+# --- What the two scripts *say* about their tables, verbatim (source "pe_tests") ---
+# simple_pe_demo.py: its settings line, its third observation on the d_model = 8 table and
+# its first observation on the reference-10 table; positional_encoding_test.py: test 3's heading.
+PE_DEMO_SETTINGS = "简化参数: d_model=8, max_len=10"
+PE_DEMO_FREQUENCY = "3. 从左到右，波动频率越来越快"
+PE_REF10_OBSERVATION = "1. 离参考位置10越近的位置，欧氏距离越小，余弦相似度越大"
+PE_TEST3_HEADING = "前20个位置在不同维度的编码值:"

@@ -123,3 +123,149 @@ ERRATA += [
         "tests/chapters/test_listings.py）。",
         _lx.encoder_standalone_details, evidence=_lx.encoder_standalone, kind="code"),
 ]
+
+# --- A complete reading of the sources (issue 20): the test's advice and the architecture diagram ---
+import re  # noqa: E402
+
+from .._claims import SOURCES  # noqa: E402
+from .source import EPOCH_ADVICE  # noqa: E402
+
+
+def _advice():
+    quote = re.search(r"增加训练轮次（如(\d+)轮）", EPOCH_ADVICE)
+    log = TRANSLATION["loss_log"]
+    ran = TRANSLATION["epochs"]
+    assert max(log) == ran
+    return quote.group(0), int(quote.group(1)), ran, min(log)
+
+
+def _advice_evidence() -> Table:
+    quote, suggested, ran, first = _advice()
+    return Table(["", "source · 原始资料"], [
+        ["the log · 日志", f"Epoch {first}/{ran} … Epoch {ran}/{ran}"],
+        ["epochs trained · 已训练的轮数", str(ran)],
+        ["the advice · 建议", quote],
+        ["epochs suggested · 建议的轮数", str(suggested)],
+        ["suggested − trained · 建议 − 已训练",
+         f"{suggested - ran} {'✗ fewer · 更少' if suggested <= ran else '✓'}"],
+    ], "test.py: 用例说明 and its log · 用例说明与日志")
+
+
+def _advice_details():
+    quote, suggested, ran, first = _advice()
+    return {"quote": quote, "suggested": str(suggested), "ran": str(ran), "first": str(first),
+            "fewer": str(ran - suggested), "advice": EPOCH_ADVICE.rstrip("。")}
+
+
+#: The decoder blocks of the two encoder–decoder diagrams, in order, as labelled.
+_MULTIREP_DEC = ("解码器块1", "解码器块2", "解码器块N")
+_CH24_DEC = ("解码器层1", "解码器层2", "解码器层N")
+
+
+@torch.no_grad()
+def torch_cross_attention_inputs(num_layers: int = len(_MULTIREP_DEC)) -> list[tuple[bool, bool]]:
+    """For each decoder layer of a small ``torch.nn.Transformer``: do its cross-attention's keys
+    and values equal the encoder output, and does layer 1's self-attention read the target?
+
+    Returns ``[(cross K, V == memory, self-attention input == target), ...]`` (the second
+    entry is only meaningful for layer 1). The global RNG state is left untouched.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = torch.nn.Transformer(d_model=8, nhead=2, num_encoder_layers=num_layers,
+                                     num_decoder_layers=num_layers, dim_feedforward=16,
+                                     dropout=0.0, batch_first=True).eval()
+        src, tgt = torch.randn(1, 5, 8), torch.randn(1, 4, 8)
+    seen, hooks = {}, []
+    for i, layer in enumerate(model.decoder.layers):
+        hooks.append(layer.multihead_attn.register_forward_hook(
+            lambda m, args, out, i=i: seen.__setitem__(("cross", i), args)))
+        hooks.append(layer.self_attn.register_forward_hook(
+            lambda m, args, out, i=i: seen.__setitem__(("self", i), args)))
+    try:
+        memory = model.encoder(src)
+        model(src, tgt)
+    finally:
+        for h in hooks:
+            h.remove()
+    return [(torch.equal(seen["cross", i][1], memory) and torch.equal(seen["cross", i][2], memory),
+             torch.equal(seen["self", i][0], tgt)) for i in range(num_layers)]
+
+
+def _diagram_evidence() -> Table:
+    from ..listings_evidence import mermaid_graph, mermaid_inputs
+    labels, edges = mermaid_graph("multirep", 5)
+    ids = {lab: n for n, lab in labels.items()}
+    torch_rows = torch_cross_attention_inputs()
+
+    def into(node):
+        return ", ".join(labels[a] for a, b in edges if b == node) or "nothing · 无"
+
+    rows = []
+    for k, (ours, theirs) in enumerate(zip(_MULTIREP_DEC, _CH24_DEC)):
+        rows.append([ours, into(ids[ours]), ", ".join(mermaid_inputs("ch24", 6, theirs)),
+                     f"cross-attention K, V = encoder output · 交叉注意力的 K、V 是编码器输出: "
+                     f"{torch_rows[k][0]}"])
+    cross = next(b for a, b in edges if a == ids[_MULTIREP_DEC[0]] and labels[b] == "多头注意力")
+    rows.append([f"{_MULTIREP_DEC[0]} → {labels[cross]} (cross-attention · 交叉注意力)", into(cross),
+                 "—", "queries from the decoder, K, V from the encoder · 查询来自解码器，K、V 来自编码器"])
+    target = [lab for lab in labels.values() if "目标" in lab]
+    labels24, _ = mermaid_graph("ch24", 6)
+    rows.append(["target sequence · 目标序列", ", ".join(target) or "not drawn · 没有画出",
+                 " → ".join(lab for lab in labels24.values() if lab in ("目标序列", "输出嵌入")),
+                 f"tgt enters decoder layer 1 · 目标序列进入解码器第 1 层: {torch_rows[0][1]}"])
+    return Table(["decoder · 解码器", "multi-representation diagram: arrows in · 多表征图：输入箭头",
+                  "ch24 encoder–decoder diagram: arrows in · 第24章编码器–解码器图：输入箭头",
+                  f"torch.nn.Transformer, {len(torch_rows)} decoder layers (hooks) · 用钩子检查"], rows,
+                 "what feeds each decoder block · 每个解码器块的输入")
+
+
+def _diagram_details():
+    multirep_en, _, multirep_zh = SOURCES["multirep"].partition(" / ")
+    return {"multirep": multirep_en, "multirep_zh": multirep_zh, "doc": SOURCES["ch24"],
+            "doc_zh": SOURCES["ch24"].split(" (")[0]}
+
+
+ERRATA += [
+    Erratum(
+        "ch05-epochs-advice", CH05, None, None,
+        "“{quote}” would mean fewer epochs: the logged run already trained {ran}",
+        "“{quote}”其实是减少：日志中的训练已经跑了 {ran} 轮",
+        "The notes of the translation test advise: “{advice}” — if the output is not as expected, "
+        "train for more epochs, e.g. {suggested}, or enlarge d_model. But the log printed with "
+        "them counts “Epoch {first}/{ran}” up to “Epoch {ran}/{ran}”: the run had already trained "
+        "{ran} epochs, so {suggested} would be {fewer} fewer. The advice was probably written for an "
+        "earlier version of the script; against this log, more epochs means more than {ran}. "
+        "Chapter 5 also shows that the noisy loss log comes from small batches, dropout and a "
+        "constant learning rate, which more epochs alone do not fix.",
+        "翻译测试的说明建议：“{advice}。”可是与它一起给出的日志从“Epoch {first}/{ran}”一直数到"
+        "“Epoch {ran}/{ran}”：训练已经跑了 {ran} 轮，{suggested} 轮反而少了 {fewer} 轮。这条建议大概是为"
+        "脚本的早期版本写的；对照这份日志，增加轮次应当是多于 {ran} 轮。第 5 章还表明，损失日志的跳动来自"
+        "小批量、dropout 和恒定的学习率，单靠增加轮次解决不了。",
+        _advice_details, evidence=_advice_evidence, kind="claim"),
+    Erratum(
+        "ch05-diagram-decoder", CH05, None, None,
+        "the Transformer diagram chains the encoder into the first decoder block and gives the "
+        "decoder no target",
+        "Transformer 架构图把编码器串到第一个解码器块上，解码器也没有目标序列输入",
+        "The architecture diagram of “{multirep}” draws one chain: input embedding, positional "
+        "encoding, encoder blocks, then decoder blocks and the output layer. Read as drawn, the "
+        "first decoder block takes the last encoder block's output as its input, the other "
+        "decoder blocks never see the encoder, and no target sequence enters anywhere, although "
+        "each decoder block is drawn with a second attention sublayer (多头注意力), the "
+        "cross-attention, which needs the encoder's output. In the Transformer the decoder reads "
+        "the target tokens written so far (embedding + positions), and the encoder's output, the "
+        "memory, feeds the cross-attention of every decoder block. The other source document, "
+        "“{doc}”, draws exactly that (编码器输出 → every 解码器层), and so does PyTorch: in "
+        "torch.nn.Transformer every decoder layer's cross-attention gets the encoder output as "
+        "keys and values (last column, checked with hooks). Chapter 5's diagram shows the "
+        "connections.",
+        "《{multirep_zh}》的架构图画成一条链：输入嵌入、位置编码、各编码器块，再接各解码器块和输出层。照图"
+        "来读，第一个解码器块以最后一个编码器块的输出为输入，其余解码器块根本看不到编码器，任何地方也"
+        "没有目标序列输入。可是图中每个解码器块都画了第二个注意力子层（多头注意力），即交叉注意力，它"
+        "需要编码器的输出。在 Transformer 中，解码器读入已经生成的目标词元（嵌入 + 位置编码），编码器的"
+        "输出（记忆）则送进每一个解码器块的交叉注意力。另一份原始资料《{doc_zh}》画的正是这样（编码器"
+        "输出 → 每个解码器层），PyTorch 也是如此：torch.nn.Transformer 中每个解码器层的交叉注意力都以"
+        "编码器输出作为键和值（见最后一列，用钩子检查）。第 5 章的图画出了这些连接。",
+        _diagram_details, evidence=_diagram_evidence, kind="claim"),
+]

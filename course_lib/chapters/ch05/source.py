@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from .._claims import Claim
 
-__all__ = ["TRANSLATION", "SourceEncoderLayer"]
+__all__ = ["TRANSLATION", "EPOCH_ADVICE", "SourceEncoderLayer"]
 
 # --- Source "pe_tests": test.py, a Transformer (wawa_transformer.py) trained to
 # translate digit sequences into letter sequences (1 -> A, …, 5 -> E). The
@@ -36,6 +36,10 @@ TRANSLATION = {
         "n_samples": Claim("pe_tests", "test.py: 开始训练，总训练样本数", ("28",)),
     },
 }
+
+
+# The advice in the test's notes (用例说明), verbatim.
+EPOCH_ADVICE = "如果输出不符合预期，可增加训练轮次（如200轮）或调整模型参数（如增大 `d_model`）。"
 
 
 class SourceEncoderLayer(nn.Module):

@@ -15,12 +15,12 @@ import numpy as np
 from ...data import data_path
 from ...display import Table
 from .._errata import Erratum
-from ..ch07.source import SourceTextProcessor
-from .source import (SourceTransformerTextClassifier, _softmax, source_prune_model,
-                     source_quantization, source_quantize_weights)
+from ..ch07.source import SOURCE_SAMPLE_TEXTS, SOURCE_TEST_TEXTS, SourceTextProcessor
+from .source import (SourceModelDeployment, SourceTransformerTextClassifier, _softmax,
+                     source_prune_model, source_quantization, source_quantize_weights)
 
 __all__ = ["ERRATA", "untrained_predictions", "run_untrained_classifier", "run_source_quantization",
-           "run_source_pruning", "size_claims", "run_size_claims"]
+           "run_source_pruning", "size_claims", "run_size_claims", "run_source_benchmark"]
 
 CH08 = "book/ch08_capstone"
 
@@ -308,4 +308,112 @@ ERRATA = [
         "且每个量化层还要保存缩放因子。剪枝把权重置零，但零仍存放在稠密张量里：除非以稀疏格式存储零，"
         "或整行/整个头地删除，参数个数和文件大小都不会变。",
         _claims_details, evidence=_claims, kind="claim"),
+]
+
+
+# --- The source's benchmark (issue 20: a complete reading) ----------------------------------
+
+#: Seconds of the simulated clock that each ``predict`` of the stand-in model takes.
+BENCH_STEP = 0.01
+#: ``num_runs`` for the verbatim benchmark (the source's default is larger; the clock is simulated).
+BENCH_RUNS = 3
+
+
+class _StandInModel:
+    """A model whose every ``predict`` takes exactly ``step`` seconds of a simulated clock."""
+
+    def __init__(self, clock: list, step: float):
+        self.clock, self.step = clock, step
+
+    def predict(self, sequence):
+        self.clock[0] += self.step
+        return 0, 1.0, np.array([0.0, 1.0])
+
+
+def run_source_benchmark(texts, step: float = BENCH_STEP, num_runs: int = BENCH_RUNS) -> dict:
+    """Run the source's ``ModelDeployment.benchmark_performance`` verbatim on a simulated clock.
+
+    The method's ``import time`` is given a clock that advances only when the stand-in
+    model predicts (``step`` seconds per text), so what it prints is exact and the same on
+    every machine; nothing else is patched. The processor is the source's ``TextProcessor``.
+
+    Returns:
+        dict with ``printed`` (its two result lines), ``avg_time``, ``throughput`` (what
+        it returns), ``per_text`` (``step``) and ``n`` (texts per pass). Chapter 8.
+    """
+    import builtins
+    import contextlib
+    import io
+    import types
+
+    clock = [0.0]
+    fake_time = types.SimpleNamespace(time=lambda: clock[0])
+    real_import = builtins.__import__
+
+    def _import(name, *args, **kwargs):
+        return fake_time if name == "time" else real_import(name, *args, **kwargs)
+
+    method = SourceModelDeployment.benchmark_performance
+    bench = types.FunctionType(method.__code__, {"__builtins__": {**vars(builtins), "__import__": _import}},
+                               method.__name__, method.__defaults__)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        processor = SourceTextProcessor()
+        processor.build_vocab(SOURCE_SAMPLE_TEXTS)
+        start = out.tell()
+        avg_time, throughput = bench(SourceModelDeployment(_StandInModel(clock, step), processor),
+                                     list(texts), num_runs)
+    printed = out.getvalue()[start:].splitlines()
+    return {"printed": [l for l in printed if "平均延迟" in l or "吞吐量" in l], "avg_time": avg_time,
+            "throughput": throughput, "per_text": step, "n": len(texts)}
+
+
+def _bench_cases():
+    return [run_source_benchmark(texts) for texts in
+            (SOURCE_TEST_TEXTS[:1], SOURCE_TEST_TEXTS, SOURCE_SAMPLE_TEXTS)]
+
+
+def _bench_evidence() -> Table:
+    rows = []
+    for r in _bench_cases():
+        rows.append([str(r["n"]), r["printed"][0], r["printed"][1], f"{r['per_text']:.3f}秒",
+                     f"{r['avg_time'] / r['per_text']:g}", f"{r['avg_time'] * r['throughput']:g}"])
+    return Table(["texts per pass · 每轮文本数", "printed latency · 打印的延迟", "printed throughput · 打印的吞吐量",
+                  "latency of one text · 单条文本的延迟", "平均延迟 ÷ latency · 倍数",
+                  "平均延迟 × 吞吐量 (1 for one at a time · 逐条处理时应为 1)"], rows,
+                 f"the source's benchmark_performance, verbatim, num_runs = {BENCH_RUNS}; every predict() "
+                 f"takes {BENCH_STEP:g} s on a simulated clock · 原始资料的基准测试原样运行，"
+                 f"每次 predict() 在模拟时钟上耗时 {BENCH_STEP:g} 秒")
+
+
+def _bench_details():
+    cases = _bench_cases()
+    return {"step": f"{BENCH_STEP:g}", "n_max": str(cases[-1]["n"]),
+            "printed": cases[-1]["printed"][0].split(": ")[1], "runs": str(BENCH_RUNS)}
+
+
+ERRATA += [
+    Erratum(
+        "ch08-benchmark-latency", CH08, None, None,
+        "the benchmark's “平均延迟” (average latency) is the time of a whole pass over the texts, "
+        "not of one text",
+        "基准测试的“平均延迟”是把全部文本跑一遍的时间，而不是单条文本的时间",
+        "benchmark_performance times num_runs passes; each pass sends every text of test_texts "
+        "through predict one after another. It then divides the total by num_runs only, so "
+        "avg_time is the time of one pass over all the texts, and it prints that as the average "
+        "latency. Run verbatim on a stand-in model whose every predict takes {step} s on a "
+        "simulated clock (nothing else is changed), it prints {printed} for {n_max} texts: the "
+        "latency of one text times the number of texts. Its throughput, len(test_texts) / "
+        "avg_time, is right, so the two printed numbers multiply to the number of texts instead "
+        "of to 1. The latency per text is total_time / (num_runs * len(test_texts)); time.perf_counter() "
+        "is the clock meant for measuring intervals, and a single average hides the slow calls "
+        "that p95 shows. Chapter 8 times each call and reports p50 and p95.",
+        "benchmark_performance 计时 num_runs 轮；每一轮把 test_texts 中的每条文本依次送进 predict。"
+        "然后它只用总时间除以 num_runs，所以 avg_time 是把全部文本跑一遍的时间，却被打印成平均延迟。"
+        "换上一个替身模型（在模拟时钟上每次 predict 恰好耗时 {step} 秒，其他一概不改）原样运行，它对 "
+        "{n_max} 条文本打印 {printed}：单条文本的延迟乘以文本条数。它的吞吐量 len(test_texts) / avg_time "
+        "是对的，所以打印出的两个数相乘得到文本条数，而不是 1。每条文本的延迟应为 total_time / (num_runs * "
+        "len(test_texts))；测量时间间隔应该用 time.perf_counter()；而且单个平均值会掩盖 p95 才能显示的慢"
+        "调用。第 8 章记录每次调用的耗时，报告 p50 和 p95。",
+        _bench_details, evidence=_bench_evidence, kind="code"),
 ]
