@@ -16,6 +16,13 @@ LLaMA code and chapter 4's table::
 With a KV cache, the ``L`` new tokens sit at positions ``offset .. offset +
 L − 1`` where ``offset`` is the number of cached tokens: pass it, and the
 keys stored in the cache are already rotated for good.
+
+:func:`rope_complex` is the same rotation written as Meta's LLaMA code writes
+it (``precompute_freqs_cis`` and ``apply_rotary_emb``: ``torch.polar``,
+``torch.view_as_complex``), sharing no code with :class:`RotaryEmbedding`, so
+the book can check one against the other. Meta's code computes the angles in
+float32 (``.float()``); here they are float64, so the two forms agree to
+``1e-12``, not only to float32's ``1e-6`` or so.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from torch import nn
 
 from .._validate import check_positive_int, check_tensor, shape_str
 
-__all__ = ["RotaryEmbedding"]
+__all__ = ["RotaryEmbedding", "rope_complex"]
 
 
 class RotaryEmbedding(nn.Module):
@@ -98,3 +105,36 @@ class RotaryEmbedding(nn.Module):
         out = torch.stack([x_even * cos - x_odd * sin,
                            x_even * sin + x_odd * cos], dim=-1)   # (..., L, d_k/2, 2)
         return out.flatten(-2)                             # (..., L, d_k)
+
+
+def rope_complex(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
+    """RoPE written with complex numbers, as in Meta's LLaMA code, computed in float64.
+
+    Each pair ``x_{2i} + i·x_{2i+1}`` of row ``m`` is multiplied by
+    ``e^{i m ω_i}``, ``ω_i = base^(-2i/d)``. Meta's ``precompute_freqs_cis``
+    builds the angles in float32 (``.float()``), which agrees with the real
+    rotation only to float32 precision (about ``1e-7`` at 50 positions); this version
+    keeps every step in float64 (complex128), so it agrees with
+    :class:`RotaryEmbedding` and :func:`course_lib.scratch.rope.apply_rope`
+    to ``1e-12`` (chapter 9, *Attention today*; ``tests/unit/test_rope.py``).
+
+    Args:
+        x: ``(..., L, d)`` floating-point tensor, ``d`` even; row ``m`` sits
+            at position ``m``.
+        base: the ``10000`` of ``ω_i = base^(-2i/d)``.
+
+    Returns:
+        ``(..., L, d)`` tensor with the dtype of ``x``.
+    """
+    check_tensor(x, "x", layout="(..., L, d)")
+    if x.ndim < 2 or x.shape[-1] % 2 or x.shape[-1] == 0:
+        raise ValueError(f"x must have shape (..., L, d) with d even (RoPE rotates pairs of columns "
+                         f"(2i, 2i+1)), got {shape_str(x.shape)}")
+    if isinstance(base, bool) or not isinstance(base, numbers.Real) or not base > 1:
+        raise ValueError(f"base must be a number > 1, got {base!r}")
+    L, d = x.shape[-2:]
+    freqs = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float64) / d))      # (d/2,); Meta: .float()
+    angles = torch.outer(torch.arange(L, dtype=torch.float64), freqs)             # (L, d/2)
+    freqs_cis = torch.polar(torch.ones_like(angles), angles)                      # (L, d/2) complex128
+    z = torch.view_as_complex(x.to(torch.float64).reshape(*x.shape[:-1], d // 2, 2).contiguous())
+    return torch.view_as_real(z * freqs_cis).flatten(-2).to(x.dtype)             # (..., L, d)

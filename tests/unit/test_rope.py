@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from course_lib.models.rope import RotaryEmbedding
+from course_lib.models.rope import RotaryEmbedding, rope_complex
 from course_lib.scratch.positional import sinusoidal_positional_encoding
 from course_lib.scratch.rope import apply_rope, rope_angles
 
@@ -94,6 +94,20 @@ def test_module_matches_reference_with_offsets_and_growth():
     assert "cos" not in rope.state_dict()
 
 
+@pytest.mark.parametrize("shape", [(50, 16), (2, 3, 200, 64)])
+def test_meta_complex_form_agrees_to_1e12_in_float64(shape):
+    """Chapter 9's fourth check: Meta's complex form (torch.polar, view_as_complex). With the angles in
+    float32, as Meta's own code computes them (.float()), it differs by ~1e-7 and this test fails."""
+    x = np.random.default_rng(len(shape)).normal(size=shape)
+    got = rope_complex(torch.from_numpy(x))
+    assert got.dtype == torch.float64
+    np.testing.assert_allclose(got.numpy(), apply_rope(x), atol=1e-12, rtol=0)
+    np.testing.assert_allclose(got.numpy(), complex_rope(x, np.arange(shape[-2])), atol=1e-12, rtol=0)
+    module = RotaryEmbedding(shape[-1])(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(got.numpy(), module, atol=1e-12, rtol=0)
+    assert rope_complex(torch.from_numpy(x).float()).dtype == torch.float32
+
+
 def test_module_scores_relative():
     rope = RotaryEmbedding(16)
     q, k = torch.randn(1, 1, 1, 16, dtype=torch.float64), torch.randn(1, 1, 1, 16, dtype=torch.float64)
@@ -123,6 +137,9 @@ BAD = [
     (lambda: RotaryEmbedding(8)(np.zeros((1, 2, 3, 8))), TypeError, "x must be a torch.Tensor"),
     (lambda: RotaryEmbedding(8)(torch.zeros(1, 2, 3, 8), offset=-1), ValueError,
      "offset must be an integer >= 0"),
+    (lambda: rope_complex(np.zeros((3, 4))), TypeError, "x must be a torch.Tensor"),
+    (lambda: rope_complex(torch.zeros(3, 5)), ValueError, "x must have shape .* with d even"),
+    (lambda: rope_complex(torch.zeros(3, 4), base=1), ValueError, "base must be a number > 1"),
 ]
 
 

@@ -122,26 +122,31 @@ def course_model_checks() -> dict:
             "order": not torch.allclose(a, model(frames[:, perm], lengths, tokens), rtol=0, atol=1e-9)}
 
 
+def _yes_no(flag: bool) -> str:
+    """A fact that may be "no" in words (CONTRIBUTING.md, *What the reader sees*): never a bare True/False."""
+    return "yes · 是" if flag else "no · 否"
+
+
 def _methods_evidence() -> Table:
     return Table(["call (small config) · 调用（小配置）", "what happens · 结果"], [
         ["model(frames, tokens)  # training · 训练", source_error(True)],
         ["model(frames)  # inference · 推理", source_error(False)],
         ["course SpeechTransformer has both · 本书的 SpeechTransformer 两者都有",
-         str(course_model_checks()["methods"])]])
+         _yes_no(course_model_checks()["methods"])]])
 
 
 def _mask_evidence() -> Table:
     return Table(["decoder · 解码器", "output at t = 0 changes with the token at t = 3 · 位置 0 的输出随位置 3 的词元变化"], [
-        ["as printed (embed_text added) · 原文（补上 embed_text）", str(future_dependence(False))],
-        ["with tgt_mask (causal) · 加上因果 tgt_mask", str(future_dependence(True))],
-        ["course SpeechTransformer · 本书的 SpeechTransformer", str(course_model_checks()["future"])]])
+        ["as printed (embed_text added) · 原文（补上 embed_text）", _yes_no(future_dependence(False))],
+        ["with tgt_mask (causal) · 加上因果 tgt_mask", _yes_no(future_dependence(True))],
+        ["course SpeechTransformer · 本书的 SpeechTransformer", _yes_no(course_model_checks()["future"])]])
 
 
 def _positions_evidence() -> Table:
     return Table(["model · 模型", "logits change when the frames are shuffled · 打乱帧后 logits 改变"], [
-        ["as printed (embed_text added) · 原文（补上 embed_text）", str(frame_order_dependence(False))],
-        ["with sinusoidal positions on the frames · 给帧加上正弦位置编码", str(frame_order_dependence(True))],
-        ["course SpeechTransformer · 本书的 SpeechTransformer", str(course_model_checks()["order"])]])
+        ["as printed (embed_text added) · 原文（补上 embed_text）", _yes_no(frame_order_dependence(False))],
+        ["with sinusoidal positions on the frames · 给帧加上正弦位置编码", _yes_no(frame_order_dependence(True))],
+        ["course SpeechTransformer · 本书的 SpeechTransformer", _yes_no(course_model_checks()["order"])]])
 
 
 def _sizes() -> dict:
