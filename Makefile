@@ -15,7 +15,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: book test test-portable train pdf serve api lab sync vendor venv bench solutions clean help
+.PHONY: book test test-portable train pdf serve api lab sync vendor venv bench solutions assignments grade clean help
 
 PORT ?= 8001
 
@@ -34,6 +34,8 @@ help:
 	@echo "make sync    re-execute every chapter and store its outputs in the .ipynb"
 	@echo "make bench   print timings: notebooks, book build, test suite, attention speed"
 	@echo "make solutions  run every exercise's reference solution against its checker"
+	@echo "make assignments  student notebooks (no solutions) and autograders in _build/assignments"
+	@echo "make grade SUBMISSIONS=dir/  grade dir/<student>/<chapter>.ipynb into _build/assignments/grades.csv"
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-nodeps.txt pyproject.toml
@@ -104,6 +106,16 @@ bench: venv vendor
 
 solutions: venv
 	$(PY) tools/solutions.py
+
+# For teachers (book/appendix/teachers.md): one student notebook per chapter, solutions removed,
+# and its Otter-Grader autograder (CHAPTERS="ch02 ch03" for some); then grade what students hand in.
+assignments: venv
+	$(PY) tools/assignments.py $(CHAPTERS)
+
+grade: venv
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir/   (dir/<student>/<chapter>.ipynb)"; exit 2; }
+	@test -d _build/assignments/autograder || $(MAKE) assignments
+	$(PY) tools/grade.py $(SUBMISSIONS) $(if $(JOBS),--jobs $(JOBS))
 
 
 clean:
