@@ -33,7 +33,7 @@ _STRIP = [
     re.compile(r"(?m)^\s*:[\w-]+:.*$"),                # directive options
     re.compile(r"\b\d+(?:\.\d+){2,}\b"),               # versions 2.13.0
 ]
-NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?\s*[%×]|\d+\.\d+)(?![\w.])")
+NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?\s*[%×]|\d+\.\d+(?!\w|\.\d))")
 DECLARED = re.compile(r"(?m)^%\s*numbers:\s*(.+)$")
 
 
@@ -80,6 +80,7 @@ def test_no_result_number_is_typed_into_the_prose(page):
 def test_the_rule_flags_and_spares_what_it_should():
     assert typed_numbers("Accuracy is 0.75, 15.1% and 9.05× faster.") == ["0.75", "15.1%", "9.05×"]
     assert typed_numbers("准确率为 0.75，快 9.05 倍。") == ["0.75", "9.05"]
+    assert typed_numbers("It ends at 0.75. Or 75%. Or 3×.") == ["0.75", "75%", "3×"]
     assert typed_numbers("It is {glue:text}`acc` with $d_k = 64$ and `0.5`, on 8 heads, torch 2.13.0.") == []
     assert typed_numbers("% numbers: 0.1 (definition: label smoothing)\nSmoothing 0.1 and 0.2.") == ["0.2"]
     with pytest.raises(AssertionError, match="definition"):
