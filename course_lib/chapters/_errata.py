@@ -63,18 +63,38 @@ def rounds_to(exact, printed: str) -> str | None:
     return None
 
 
-def compare(example: str, step: str, caption: str = "") -> Table:
+#: How :func:`rounds_to` rounded, in both languages.
+ROUNDING_LABELS = {"nearest": "nearest · 四舍五入", "toward zero": "toward zero · 舍去",
+                   "away from zero": "away from zero · 进一"}
+
+
+def compare(example: str, step: str, caption: str = "", *, published: bool = False) -> Table:
     """Source value beside computed value for one step of a worked example.
 
     Args:
         example: a key of ``course_lib.chapters.EXAMPLES`` (e.g. ``"single_query"``).
         step: a claim of that example (e.g. ``"weights"``). A printed
             ``True``/``False`` is compared with the computed truth value.
+        published: the source quotes published, rounded figures (a paper's
+            "86M"): a figure is ✓ when :func:`rounds_to` finds a correct
+            rounding of the computed value that gives it (the rule of the
+            errata of published figures, chapter 6), and the computed value is
+            shown with three more decimals.
 
     Returns:
         ``Table`` with one row per printed number: position, source value,
         computed value rounded to the same decimals, and ✓ or ✗.
     """
+    if not isinstance(published, bool):
+        raise TypeError(f"published must be True or False, got {published!r}")
+    if published:
+        rows = []
+        for pos, printed, exact, dec in _exact_pairs(example, step):
+            how = rounds_to(exact, printed)
+            rows.append([pos, printed, fmt(exact, dec + 3),
+                         f"✓ {ROUNDING_LABELS[how]}" if how else "✗ no rounding gives it · 任何舍入都得不到"])
+        return Table(["entry · 位置", "source · 原文", "computed · 计算", "a correct rounding? · 是正确的舍入吗？"],
+                     rows, caption)
     rows = []
     for pos, printed, computed in _pairs(example, step):
         rows.append([pos, printed, computed, "✓" if printed == computed else "✗"])
@@ -103,6 +123,12 @@ def mismatches(example: str, step: str) -> list[tuple[str, str, str]]:
 
 
 def _pairs(example, step):
+    for pos, printed, v, dec in _exact_pairs(example, step):
+        yield pos, printed, str(bool(v)) if printed in ("True", "False") else fmt(v, dec)
+
+
+def _exact_pairs(example, step):
+    """``(position, printed, computed value, printed decimals)`` for each printed number."""
     from . import EXAMPLES              # collected from the chapters once they are imported
     if example not in EXAMPLES:
         raise ValueError(f"example must be one of {sorted(EXAMPLES)}, got {example!r}")
@@ -118,7 +144,7 @@ def _pairs(example, step):
     index = list(np.ndindex(values.shape))
     for idx, printed, dec, v in zip(index, claim.printed, claim.decimals(), values.ravel()):
         pos = "[" + ",".join(str(i + 1) for i in idx) + "]" if values.size > 1 else "·"
-        yield pos, printed, str(bool(v)) if printed in ("True", "False") else fmt(v, dec)
+        yield pos, printed, float(v), dec
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ imports nothing from the chapter.)
 
 The three models whose results chapter 5 prints are recipes of
 ``make train`` (see :mod:`course_lib.repro`): ``ch05-translate-28`` (the
-source's 28 samples), ``ch05-translate-big`` (all sequences of length 1–4,
+book's reconstruction of the source's 28 samples, :data:`SOURCE_RULE`), ``ch05-translate-big`` (all sequences of length 1–4,
 a fifth held out) and ``ch05-noisy-loss`` (small batches, dropout, a constant
 learning rate: why the source's loss log jumps). Each checkpoint's curve is
 the loss of every step; :func:`stored_losses` reads it back.
@@ -314,7 +314,7 @@ NOISY_EVERY = 35
 
 def unseen_groups(train: Sequence[Sequence[int]] | None = None) -> dict[str, list[list[int]]]:
     """The sequences of length 1–3 that a model trained on ``train`` (default: the
-    source's 28 samples) never saw, by kind: ``"repeated_pairs"`` (``[1, 1]``, …)
+    book's reconstruction of the source's 28 samples) never saw, by kind: ``"repeated_pairs"`` (``[1, 1]``, …)
     and ``"other_len3"``; every single digit is a training sample."""
     seen = {tuple(s) for s in (training_sequences() if train is None else train)}
     unseen = [s for s in all_sequences((1, 2, 3)) if tuple(s) not in seen]

@@ -74,7 +74,8 @@ def test_errata_of_chapter_6_are_live():
     keys = {e.key for e in chapters.ERRATA if e.chapter == "book/ch06_vit"}
     assert keys == {"ch06-params", "ch06-batch-first", "ch06-code-size"}
     text = repr(chapters.show("ch06-batch-first"))
-    assert "True                   False" in text        # as printed: same logits; fixed: not
+    # as printed: all images get the same logits and new pixels change nothing; fixed: the opposite
+    assert "yes · 是               no · 否" in text and "no · 否                yes · 是" in text
     assert "67,679,464" in repr(chapters.show("ch06-code-size"))
 
 

@@ -177,6 +177,17 @@ def test_published_parameter_counts_are_judged_by_rounding():
                                                          "✗ no rounding gives it"]
 
 
+def test_compare_judges_published_figures_by_rounds_to():
+    table = chapters.compare("vit_table", "params_m", published=True)
+    # The same rule as the ch06-params note: 25M and 86M are truncations, 307M no rounding.
+    assert [r[3].split(" · ")[0] for r in table.rows] == ["✓ toward zero", "✓ toward zero",
+                                                         "✗ no rounding gives it"]
+    assert [r[2] for r in table.rows] == ["25.557", "86.568", "304.327"]
+    assert [r[3] for r in chapters.compare("vit_table", "params_m").rows] == ["✗", "✗", "✗"]
+    with pytest.raises(TypeError, match="published must be True or False"):
+        chapters.compare("vit_table", "params_m", published="yes")
+
+
 # --- Every number in an erratum's text comes from code ---------------------------------------
 
 #: Stripped before looking for numbers: ``{fields}``, section marks (§3.4), identifiers

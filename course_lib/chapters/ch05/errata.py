@@ -40,7 +40,8 @@ def _mask_evidence(n_real: int = 3, n_pad: int = 2) -> str:
     delta = padding_changes_outputs(n_real, n_pad)
     return (f"SourceEncoderLayer: {n_real} real tokens, then {n_pad} padding vectors appended\n"
             f"源代码的编码器层：{n_real} 个真实词元，再追加 {n_pad} 个填充向量\n"
-            f"outputs of the {n_real} real tokens change · 真实词元的输出改变了: {delta > 1e-3}")
+            f"do the outputs of the {n_real} real tokens change (max |Δ| > 1e-3)? · "
+            f"真实词元的输出改变了吗？ {'yes · 是' if delta > 1e-3 else 'no · 否'}")
 
 
 def _vocab_details():
@@ -69,16 +70,16 @@ ERRATA = [
         "The encoder layer of the source's §3.4 shows the structure of a layer (attention, then "
         "the feed-forward network, each with a residual connection and layer normalisation), and "
         "it is right as such. It is deliberately minimal: self_attn(src, src, src) gets no "
-        "key_padding_mask, and its forward has no mask argument. So it is fine for one sentence "
+        "key_padding_mask, and its forward has no mask argument. The source never runs it on a padded batch. It is fine for one sentence "
         "or sentences of equal length, but in a batch of sentences of "
         "different lengths the real tokens attend to the padding, and a sentence's "
         "encoding changes with the amount of padding around it (shown above on a seeded "
-        "layer). The fix is a padding mask, True on real tokens: course_lib's EncoderLayer "
+        "layer). The fix is a padding mask that marks the real tokens: course_lib's EncoderLayer "
         "takes one, and the chapter shows the outputs no longer change. A caveat, not an error.",
         "原文 §3.4 的编码器层展示了一层的结构（先注意力，再前馈网络，各带残差连接与层归一化），"
         "就此而言它是对的。它有意写得很简洁：调用 self_attn(src, src, src) 时没有传 key_padding_mask，其 forward "
-        "也没有掩码参数。因此它适用于单个句子或等长的句子，但在一批长度不同的句子里，真实词元会关注填充位置，一个句子的编码会随它周围"
-        "填充的多少而改变（上面在一个设定了种子的层上演示）。解决办法是填充掩码，真实词元处为 True："
+        "也没有掩码参数。原文也从未在填充过的批次上运行它。它适用于单个句子或等长的句子，但在一批长度不同的句子里，真实词元会关注填充位置，一个句子的编码会随它周围"
+        "填充的多少而改变（上面在一个设定了种子的层上演示）。解决办法是用填充掩码标出真实词元："
         "course_lib 的 EncoderLayer 接受掩码，本章展示了加掩码后输出不再改变。这是一个提醒，而不是错误。",
         evidence=_mask_evidence, kind="note"),
 ]
@@ -205,7 +206,7 @@ def _diagram_evidence() -> Table:
     for k, (ours, theirs) in enumerate(zip(_MULTIREP_DEC, _CH24_DEC)):
         rows.append([ours, into(ids[ours]), ", ".join(mermaid_inputs("ch24", 6, theirs)),
                      f"cross-attention K, V = encoder output · 交叉注意力的 K、V 是编码器输出: "
-                     f"{torch_rows[k][0]}"])
+                     f"{'yes · 是' if torch_rows[k][0] else 'no · 否'}"])
     cross = next(b for a, b in edges if a == ids[_MULTIREP_DEC[0]] and labels[b] == "多头注意力")
     rows.append([f"{_MULTIREP_DEC[0]} → {labels[cross]} (cross-attention · 交叉注意力)", into(cross),
                  "—", "queries from the decoder, K, V from the encoder · 查询来自解码器，K、V 来自编码器"])
@@ -213,7 +214,8 @@ def _diagram_evidence() -> Table:
     labels24, _ = mermaid_graph("ch24", 6)
     rows.append(["target sequence · 目标序列", ", ".join(target) or "not drawn · 没有画出",
                  " → ".join(lab for lab in labels24.values() if lab in ("目标序列", "输出嵌入")),
-                 f"tgt enters decoder layer 1 · 目标序列进入解码器第 1 层: {torch_rows[0][1]}"])
+                 f"tgt enters decoder layer 1 · 目标序列进入解码器第 1 层: "
+                 f"{'yes · 是' if torch_rows[0][1] else 'no · 否'}"])
     return Table(["decoder · 解码器", "multi-representation diagram: arrows in · 多表征图：输入箭头",
                   "ch24 encoder–decoder diagram: arrows in · 第24章编码器–解码器图：输入箭头",
                   f"torch.nn.Transformer, {len(torch_rows)} decoder layers (hooks) · 用钩子检查"], rows,

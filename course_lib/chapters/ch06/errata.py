@@ -57,15 +57,18 @@ def _batch_first_evidence() -> Table:
     other = torch.randn(4, 3, 32, 32, generator=g)
     as_printed, fixed = source_vit_logits(images), source_vit_logits(images, sequence_first=True)
 
+    def yes_no(ok):
+        return "yes · 是" if ok else "no · 否"
+
     def same_rows(x):
-        return str(bool(torch.allclose(x, x[:1].expand_as(x), atol=1e-6)))
-    return Table(["check (4 random images, small config) · 检查（4 张随机图像，小配置）",
+        return yes_no(torch.allclose(x, x[:1].expand_as(x), atol=1e-6))
+    return Table(["question (4 random images, small config) · 问题（4 张随机图像，小配置）",
                   "as printed · 原文代码", "sequence-first input · 按序列优先输入"], [
-        ["all 4 images get the same logits · 4 张图像的 logits 完全相同",
+        ["do all 4 images get the same logits? · 4 张图像的 logits 完全相同吗？",
          same_rows(as_printed), same_rows(fixed)],
-        ["new pixels change the logits · 换一批像素后 logits 改变",
-         str(not torch.allclose(as_printed, source_vit_logits(other), atol=1e-6)),
-         str(not torch.allclose(fixed, source_vit_logits(other, sequence_first=True), atol=1e-6))],
+        ["do new pixels change the logits? · 换一批像素后 logits 改变吗？",
+         yes_no(not torch.allclose(as_printed, source_vit_logits(other), atol=1e-6)),
+         yes_no(not torch.allclose(fixed, source_vit_logits(other, sequence_first=True), atol=1e-6))],
     ])
 
 
@@ -171,17 +174,17 @@ ERRATA = [
         "the source's VisionTransformer attends across the batch, not across patches",
         "原文的 VisionTransformer 在批次之间而不是在块之间做注意力",
         "nn.TransformerEncoderLayer(d_model, nhead) expects its input as (sequence, batch, "
-        "d_model) unless it is built with batch_first=True, but the source passes "
+        "d_model) unless it is built with `batch_first=True`, but the source passes "
         "(B, {L}, d_model). The encoder therefore treats the {L} tokens as the batch and the "
         "B images as the sequence: tokens of one image never attend to each other, and "
         "x[:, 0] picks the [CLS] tokens of all images — which are identical copies of one "
         "parameter. The logits are the same for every image and do not depend on the pixels "
-        "at all. Fix: pass batch_first=True to nn.TransformerEncoderLayer.",
+        "at all. Fix: pass `batch_first=True` to nn.TransformerEncoderLayer.",
         "nn.TransformerEncoderLayer(d_model, nhead) 默认输入形状为 (序列, 批次, d_model)，"
-        "除非构造时传入 batch_first=True；而原文传入的是 (B, {L}, d_model)。于是编码器把 {L} "
+        "除非构造时传入 `batch_first=True`；而原文传入的是 (B, {L}, d_model)。于是编码器把 {L} "
         "个词元当作批次、把 B 张图像当作序列：同一张图像的词元之间从不互相注意，x[:, 0] 取出的是"
         "所有图像的 [CLS] 词元——它们都是同一个参数的拷贝。每张图像的 logits 都相同，完全不依赖于"
-        "像素。修正：给 nn.TransformerEncoderLayer 传入 batch_first=True。",
+        "像素。修正：给 nn.TransformerEncoderLayer 传入 `batch_first=True`。",
         _batch_first_details, evidence=_batch_first_evidence),
     Erratum(
         "ch06-code-size", CH06, None, None,
@@ -191,12 +194,12 @@ ERRATA = [
         "nn.TransformerEncoderLayer brings PyTorch's own defaults: an MLP of width {torch_ff} "
         "instead of ViT's {vit_ff}, ReLU instead of GELU, and LayerNorm after each sub-layer "
         "instead of before. The model has {ours}M parameters, not the {vit_b}M of ViT-B/16 "
-        "that the table beside it describes. Pass dim_feedforward={vit_ff}, activation='gelu' "
-        "and norm_first=True (and batch_first=True) to build ViT-Base.",
+        "that the table beside it describes. Pass `dim_feedforward={vit_ff}`, `activation='gelu'` "
+        "and `norm_first=True` (and `batch_first=True`) to build ViT-Base.",
         "默认参数（d_model = {d_model}、{nhead} 个头、{num_layers} 层）看起来像 ViT-Base，但 "
         "nn.TransformerEncoderLayer 带来了 PyTorch 自己的默认值：MLP 宽度为 {torch_ff} 而不是 ViT 的 "
         "{vit_ff}，激活函数为 ReLU 而不是 GELU，LayerNorm 放在每个子层之后而不是之前。这个模型有 "
         "{ours}M 个参数，而不是旁边表格所描述的 ViT-B/16 的 {vit_b}M。要构建 ViT-Base，需传入 "
-        "dim_feedforward={vit_ff}、activation='gelu'、norm_first=True（以及 batch_first=True）。",
+        "`dim_feedforward={vit_ff}`、`activation='gelu'`、`norm_first=True`（以及 `batch_first=True`）。",
         _mlp_details, evidence=_mlp_evidence, practice="ch06-ex-count"),
 ]
