@@ -13,11 +13,14 @@ export PYTHONHASHSEED := 0
 export OMP_WAIT_POLICY := PASSIVE
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
-SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: book test test-portable train pdf serve api lab sync vendor venv bench solutions assignments grade clean help
+.PHONY: book test test-portable train pdf serve api lab sync vendor vendor-refresh venv bench solutions assignments grade clean help
 
 PORT ?= 8001
+# Opt-in, Linux: TORCH_INDEX=https://download.pytorch.org/whl/cpu installs the CPU-only torch wheel
+# (~190 MB) instead of the default Linux wheel with its CUDA libraries (several GB); README, "Two commands".
+TORCH_INDEX ?=
+TORCH_PIN := $(shell grep -m1 '^torch==' requirements.txt)
 
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tools/nbval_sanitize.cfg
 NOTEBOOKS = $$($(PY) tools/toc.py notebooks)
@@ -34,6 +37,7 @@ help:
 	@echo "make sync    re-execute every chapter and store its outputs in the .ipynb"
 	@echo "make bench   print timings: notebooks, book build, test suite, attention speed"
 	@echo "make solutions  run every exercise's reference solution against its checker"
+	@echo "make vendor-refresh  update vendor/ (MathJax, mermaid) from npm after changing package.json"
 	@echo "make assignments  student notebooks (no solutions) and autograders in _build/assignments"
 	@echo "make grade SUBMISSIONS=dir/  grade dir/<student>/<chapter>.ipynb into _build/assignments/grades.csv"
 
@@ -41,18 +45,24 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-nodeps.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(if $(TORCH_INDEX),$(PY) -m pip install --quiet --no-deps --index-url $(TORCH_INDEX) "$(TORCH_PIN)")
 	$(PY) -m pip install --quiet -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps -r requirements-nodeps.txt
 	@touch $@
 
+# The offline book's JavaScript (MathJax 3, mermaid) is committed in vendor/ with its licences:
+# no npm, no root. `make vendor-refresh` updates vendor/ from npm after a change to package.json.
 vendor: _vendor/.stamp
-_vendor/.stamp: package.json package-lock.json tools/vendor.py | venv
-	@command -v npm >/dev/null || { \
-	  echo "npm not found: installing Debian's nodejs and npm"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nodejs npm; }
-	npm ci --no-audit --no-fund --loglevel=error
+_vendor/.stamp: vendor/MANIFEST.json tools/vendor.py | venv
 	$(PY) tools/vendor.py
 	@touch $@
+
+vendor-refresh: venv
+	@command -v npm >/dev/null || { echo "make vendor-refresh needs npm (Debian/Ubuntu: apt-get install npm; macOS: brew install node)"; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	$(PY) tools/vendor.py --refresh
+	$(PY) tools/vendor.py
+	@touch _vendor/.stamp
 
 book: venv vendor
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
@@ -63,7 +73,13 @@ book: venv vendor
 
 pdf: venv
 	@test -f _build/html/index.html || $(MAKE) book
-	@fc-list | grep -qi "Noto Sans CJK" || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq fonts-noto-cjk; }
+	@fc-list | grep -qi "Noto Sans CJK" || if [ "$$(id -u)" = 0 ]; then \
+	  apt-get update -qq && apt-get install -y -qq fonts-noto-cjk; \
+	else \
+	  echo "make pdf needs the Noto Sans CJK fonts. Install them, then run it again:"; \
+	  echo "  Debian/Ubuntu: sudo apt-get install fonts-noto-cjk    macOS: brew install --cask font-noto-sans-cjk-sc"; \
+	  exit 1; \
+	fi
 	$(PY) tools/pdf.py
 
 serve:
