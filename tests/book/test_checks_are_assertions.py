@@ -18,12 +18,17 @@ from toc import notebooks
 
 BOOL = re.compile(r"(?<![\w'\"`])(True|False)(?![\w'\"`])")
 
-# (page stem, a substring of the line): why a bare True/False may stand there.
+# (page stem, a substring of the line, runs of spaces read as one): why a bare True/False may
+# stand there. Erratum ch04-length is shown in chapter 4 and in the errata appendix.
 QUOTED = {
-    ("errata", "did the length change? True"): "quotes the source's log (erratum ch04-length)",
-    ("errata", "是否改变了序列长度: True"): "quotes the source's log (erratum ch04-length)",
-    ("errata", "答案是 False"): "the erratum's answer to the source's question",
-    ("errata", "the answer to that question is False"): "the erratum's answer to the source's question",
+    (page, sub): why
+    for page in ("errata", "ch04_positional_encoding")
+    for sub, why in {
+        "did the length change? True": "quotes the source's log (erratum ch04-length)",
+        "是否改变了序列长度: True": "quotes the source's log (erratum ch04-length)",
+        "· True False ✗": "the source's printed True beside the computed False, ✗ marking the source's "
+                          "error (erratum ch04-length's comparison row)",
+    }.items()
 }
 
 
@@ -41,7 +46,8 @@ def bare_booleans(nb, stem: str) -> list[tuple[int, str]]:
             else:
                 continue
             for line in text.splitlines():
-                if BOOL.search(line) and not any(stem == s and sub in line for s, sub in QUOTED):
+                spaced = " ".join(line.split())
+                if BOOL.search(line) and not any(stem == s and sub in spaced for s, sub in QUOTED):
                     out.append((i, line.strip()))
     return out
 

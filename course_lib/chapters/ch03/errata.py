@@ -111,14 +111,19 @@ def _diagram_path() -> str:
     return " → ".join(labels[n] for n in path)
 
 
+def _yes_no(fact: bool) -> str:
+    """A traced fact in words, not a bare True/False (tests/book/test_checks_are_assertions.py)."""
+    return "yes · 是" if fact else "no · 否"
+
+
 def _order_evidence() -> Table:
     t = trace_source_mha()
     return Table(["", "ch24 document · 第24章资料"], [
         ["diagram, one head · 图中的一个头", _diagram_path()],
         ["code, MultiHeadAttention.forward as run · 代码运行时的调用顺序",
          "x·W_q, x·W_k, x·W_v → " + _runs(t["calls"]) + " → ·W_o"],
-        ["reshape_for_multihead receives x·W_q · 拆分成头之前已经投影", str(t["projected_first"])],
-        ["output = concat_heads(…)·W_o · 输出等于拼接后乘 W_o", str(t["output_is_concat_Wo"])],
+        ["reshape_for_multihead receives x·W_q · 拆分成头之前已经投影", _yes_no(t["projected_first"])],
+        ["output = concat_heads(…)·W_o · 输出等于拼接后乘 W_o", _yes_no(t["output_is_concat_Wo"])],
         ["max |A₁ − A₂|, the code's two heads · 代码中两个头的权重之差", fmt(t["head_diff"], 3)],
         ["max |A₁ − A₂|, X itself into each head, as drawn · 按图把 X 直接送进各头",
          fmt(t["drawn_diff"], 3)],

@@ -64,10 +64,10 @@ ERRATA = [
         "“是否改变了序列长度: True”与它打印的形状矛盾",
         "The log prints the same shape before and after adding the positional encoding, "
         "{shape}: adding two arrays of one shape cannot change the length, so the answer "
-        "to the printed question is False. The script probably printed a test for *equal* "
+        "to the printed question is no. The script probably printed a test for *equal* "
         "shapes under a label that asks the opposite.",
         "日志在加位置编码前后打印的形状相同，都是 {shape}：两个形状相同的数组相加不可能改变长度，"
-        "所以这个问题的答案是 False。脚本大概打印的是“形状是否*相同*”，标签却问的是相反的问题。",
+        "所以这个问题的答案是“否”。脚本大概打印的是“形状是否*相同*”，标签却问的是相反的问题。",
         _length_details, kind="claim"),
     Erratum(
         "ch04-pos5-error", CH04, None, None,
