@@ -17,6 +17,7 @@ Grading runs in three calls, two notebooks at a time (~1.5 min on 2 idle cores).
 import csv
 import json
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -76,7 +77,12 @@ def test_student_notebook_keeps_the_chapter_and_checkers_and_drops_the_solutions
 def test_hidden_cases_travel_with_the_autograder_only(built):
     out, manifest, student, _ = built
     import zipfile
-    names = zipfile.ZipFile(out / "autograder" / "ch02" / "autograder.zip").namelist()
+    zf = zipfile.ZipFile(out / "autograder" / "ch02" / "autograder.zip")
+    names = zf.namelist()
+    softmax_test = zf.read("tests/ch02-ex-softmax.py").decode()
+    assert "hidden=True" in softmax_test and "HIDDEN['ch02-ex-softmax'](_answer(env))" in softmax_test
+    assert "exercises.check_softmax(_answer(env))" in softmax_test
+    assert "hidden=True" not in zf.read("tests/ch02-ex-hand.py").decode()   # a number: nothing to hide
     assert sorted(names) == sorted(["otter_config.json", "files/course_hidden_ch02.py",
                                     *(f"tests/{label}.py" for label in LABELS)])
     student_text = (out / "student" / PAGE).read_text(encoding="utf-8")
@@ -220,9 +226,16 @@ def test_a_notebook_that_never_ends_is_stopped_with_its_kernel(built, tmp_path):
     subs = tmp_path / "submissions"
     swallow = "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass\n"
     _submit(subs, "swallows", assignments.fill(_exercise_section(student), {"ch02-ex-hand": swallow}))
-    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    before, start = {p.pid for p in psutil.Process().children(recursive=True)}, time.time() - 1
     rows = _rows_after(subs, out, tmp_path / "grades.csv", cell_timeout=3, notebook_timeout=25)
     assert rows["swallows"]["status"] == "timeout" and _scores(rows["swallows"]) == ZERO
     assert "stopped after 25 s" in rows["swallows"]["note"]
     left = {p.pid for p in psutil.Process().children(recursive=True)} - before
-    assert not left, "a grading process or kernel outlived its notebook"
+    assert not left, "a grading process outlived its notebook"
+    # the kernel runs in its own session: once its parent is gone it is nobody's child, so look
+    # for any process started since, working in an Otter grading folder
+    kernels = []
+    for p in psutil.process_iter(["pid", "create_time", "cwd", "cmdline"]):
+        if p.info["create_time"] >= start and "autograder/submission" in (p.info["cwd"] or ""):
+            kernels.append((p.info["pid"], " ".join(p.info["cmdline"] or [])[:80]))
+    assert not kernels, f"a kernel outlived its notebook: {kernels}"
