@@ -62,11 +62,16 @@ def test_a_changed_vendored_file_is_refused(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "_vendor").exists()
 
 
+def _make_n(*args):
+    """``make -n -B …``: print the recipes, run nothing, as if every target were out of date."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    return subprocess.run(["make", "-n", "-B", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env=env)
+
+
 @pytest.mark.parametrize("target", ["book", "test", "vendor", "venv", "assignments"])
 def test_make_never_calls_sudo_apt_or_npm(target):
-    # -n: print the recipes, run nothing; -B: as if every target were out of date
-    r = subprocess.run(["make", "-n", "-B", target], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                       env={**os.environ, "MAKEFLAGS": ""})
+    r = _make_n(target)
     assert r.returncode == 0, r.stderr
     words = r.stdout.replace(";", " ").split()
     for tool in ("sudo", "apt-get", "apt", "npm", "node"):
@@ -76,10 +81,9 @@ def test_make_never_calls_sudo_apt_or_npm(target):
 
 
 def test_the_torch_index_is_opt_in():
-    r = subprocess.run(["make", "-n", "-B", "venv"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    r = _make_n("venv")
     assert "--index-url" not in r.stdout and "download.pytorch.org" not in r.stdout
     url = "https://download.pytorch.org/whl/cpu"
-    r = subprocess.run(["make", "-n", "-B", "venv", f"TORCH_INDEX={url}"], cwd=ROOT, capture_output=True,
-                       text=True, timeout=60)
+    r = _make_n("venv", f"TORCH_INDEX={url}")
     torch_line = [line for line in r.stdout.splitlines() if f"--index-url {url}" in line]
     assert torch_line and "torch==" in torch_line[0], r.stdout
