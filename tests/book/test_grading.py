@@ -115,6 +115,34 @@ def test_a_kept_cell_that_needs_a_solution_fails_the_build(tmp_path):
     assert problems and "scores" in problems[0] and "ch02-ex-hand" in problems[0]
 
 
+HIDDEN = sorted((ROOT / "tools" / "hidden").glob("ch*.py"))
+
+
+@pytest.mark.parametrize("path", HIDDEN, ids=[p.stem for p in HIDDEN])
+def test_reference_solutions_pass_every_hidden_case(path):
+    """Each chapter's solutions, run in order in one namespace, pass its hidden cases (no kernel)."""
+    import contextlib
+    import importlib.util
+    import io
+
+    chapter = path.stem
+    book = next(p for p in assignments.notebooks() if assignments.chapter_of(p.stem) == chapter)
+    spec = importlib.util.spec_from_file_location(f"course_hidden_{chapter}", path)
+    hidden = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hidden)
+    answers = {e.label: e.answer for e in assignments.student_notebook(book).exercises}
+    assert set(hidden.HIDDEN) <= set(answers)
+    namespace = {}
+    exec(f"import numpy as np\nfrom course_lib.chapters.{chapter} import exercises as ex", namespace)
+    for label, code in assignments.solutions(book).items():
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(code, namespace)
+        if label in hidden.HIDDEN:
+            verdict = hidden.HIDDEN[label](eval(answers[label], namespace))
+            assert verdict.ok, f"{label}: {verdict!r}"
+            assert not hidden.HIDDEN[label](None).ok
+
+
 # --- grading, end to end ---------------------------------------------------------------------
 
 def _submit(root: Path, student: str, nb) -> None:
