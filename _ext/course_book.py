@@ -6,6 +6,10 @@ It does four small things:
    ``<div class="lang lang-en">`` (or ``lang-zh``), so the language switch
    (``static/course/lang.js``) can show English, 中文, or both. Tagged cells
    hold prose only; headings stay in untagged cells, bilingual on one line.
+   Code-cell outputs follow the same switch: ``static/course/lang-outputs.js``
+   wraps their bilingual labels ("step · 步骤") in ``course-label-en`` /
+   ``-sep`` / ``-zh`` spans in the browser (its docstring gives the rules);
+   the stored outputs keep both languages.
 2. **Pairs.** A ``book/**/X.md`` that has a ``X.ipynb`` beside it is the
    editable half of a jupytext pair; the book is built from the ``.ipynb``
    (its stored, tested outputs), so the ``.md`` is excluded.
@@ -83,6 +87,7 @@ def setup(app):
     app.connect("html-page-context", _drop_cdn_scripts, priority=900)
     app.add_js_file("course/offline.js")
     app.add_js_file("course/lang.js")
+    app.add_js_file("course/lang-outputs.js")
     app.add_css_file("course/lang.css")
     app.add_js_file("mermaid/mermaid.min.js")
     app.add_js_file("course/mermaid-init.js")
