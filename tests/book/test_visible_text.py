@@ -459,10 +459,13 @@ def visible_cells(open_page, page_path: str) -> list[dict]:
 @pytest.mark.browser
 @pytest.mark.parametrize("page_path", notebook_pages())
 def test_every_output_is_visible_as_printed(open_page, page_path):
-    nb = nbformat.read(SOURCE / f"{page_path}.ipynb", as_version=4)
+    ipynb, html = SOURCE / f"{page_path}.ipynb", HTML / f"{page_path}.html"
+    nb = nbformat.read(ipynb, as_version=4)
     problems = compare_page(page_path, visible_cells(open_page, page_path), nb)
+    stale = (" NOTE: the notebook is newer than its page; rebuild the book first."
+             if html.exists() and ipynb.stat().st_mtime > html.stat().st_mtime else "")
     assert not problems, (f"{len(problems)} output(s) of {page_path} do not show what the notebook printed "
-                          "(a token the browser ate? see tests/book/test_visible_text.py):\n  - "
+                          f"(a token the browser ate? see tests/book/test_visible_text.py).{stale}\n  - "
                           + "\n  - ".join(problems))
 
 
