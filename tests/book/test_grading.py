@@ -255,9 +255,9 @@ def test_a_notebook_that_never_ends_is_stopped_with_its_kernel(built, tmp_path):
     swallow = "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass\n"
     _submit(subs, "swallows", assignments.fill(_exercise_section(student), {"ch02-ex-hand": swallow}))
     before, start = {p.pid for p in psutil.Process().children(recursive=True)}, time.time() - 1
-    rows = _rows_after(subs, out, tmp_path / "grades.csv", cell_timeout=3, notebook_timeout=25)
+    rows = _rows_after(subs, out, tmp_path / "grades.csv", cell_timeout=3, notebook_timeout=15)
     assert rows["swallows"]["status"] == "timeout" and _scores(rows["swallows"]) == ZERO
-    assert "stopped after 25 s" in rows["swallows"]["note"]
+    assert "stopped after 15 s" in rows["swallows"]["note"]
     left = {p.pid for p in psutil.Process().children(recursive=True)} - before
     assert not left, "a grading process outlived its notebook"
     # the kernel runs in its own session: once its parent is gone it is nobody's child, so look
