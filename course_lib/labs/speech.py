@@ -138,8 +138,12 @@ def build(seed: int = 0, **overrides) -> SpeechTransformer:
 def loss_fn(model, b, ctc_weight: float | None = None):
     """``(1 - λ) · cross-entropy of the decoder + λ · CTC of the encoder``, ``λ = TRAINING["ctc_weight"]`` (chapter 10).
 
-    The CTC targets are the decoder's targets without ``<eos>`` (language token, then digits),
-    with ``<pad>`` as CTC's blank.
+    The CTC labels are what the decoder reads after ``<sos>``, ``tgt_in[:, 1:]`` without padding:
+    the language token, the digits and, in every row shorter than the batch's longest (``tgt_in``
+    is the padded target without its last column), ``<eos>``; ``<pad>`` is CTC's blank. The
+    stored ``ch10-speech`` was trained so; chapter 10 writes this loss out (``my_joint_loss``).
+    CTC uses ``F.ctc_loss``'s ``reduction="mean"`` (each loss over its label count, then the
+    batch mean) with ``zero_infinity=True``; the cross-entropy is the mean over real target tokens.
     """
     frames, lengths, tgt_in, tgt_out = b
     lam = TRAINING["ctc_weight"] if ctc_weight is None else ctc_weight

@@ -131,8 +131,29 @@ class SpeechTransformer(nn.Module):
         if B and (int(lengths.min()) < 1 or int(lengths.max()) > T):
             raise ValueError(f"lengths must lie in [1, T = {T}], got {lengths.tolist()}")
 
+    def subsample_frames(self, frames, lengths):
+        """The convolutional front end: two ``Conv1d`` (kernel 3, stride 2, padding 1), each with ReLU (chapter 10).
+
+        Args:
+            frames: ``(B, T, n_mels)`` normalised log-mels, right-padded.
+            lengths: ``(B,)`` integer count of real frames per utterance.
+
+        Returns:
+            ``(x (B, T', d_model), lengths' (B,))`` with ``T' = ceil(ceil(T/2)/2)`` and
+            ``lengths' = subsampled_lengths(lengths)``. Padded frames are zeroed before and
+            between the convolutions, so row ``b``'s first ``lengths'[b]`` positions are what
+            the utterance gives alone; positions after them are padding (masked in attention).
+        """
+        self._check_frames(frames, lengths)
+        conv1, relu1, conv2, relu2 = self.subsample
+        x = frames * _keep(lengths, frames.shape[1])[:, :, None]                 # (B, T, n_mels), padding zeroed
+        x = relu1(conv1(x.transpose(1, 2)))                                      # (B, d_model, ceil(T/2))
+        x = x * _keep((lengths - 1) // 2 + 1, x.shape[2])[:, None, :]            # padding stays zero
+        x = relu2(conv2(x)).transpose(1, 2)                                      # (B, T', d_model)
+        return x, subsampled_lengths(lengths)
+
     def encode(self, frames, lengths, need_weights: bool = False):
-        """Subsample, add positions, run the encoder (chapter 10).
+        """Subsample (:meth:`subsample_frames`), add positions, run the encoder (chapter 10).
 
         Args:
             frames: ``(B, T, n_mels)`` normalised log-mels, right-padded.
@@ -143,13 +164,8 @@ class SpeechTransformer(nn.Module):
             ``(memory (B, T', d_model), mask (B, 1, 1, T'), weights)``; the mask
             is True on real (subsampled) frames; weights is a list or None.
         """
-        self._check_frames(frames, lengths)
-        conv1, relu1, conv2, relu2 = self.subsample
-        x = frames * _keep(lengths, frames.shape[1])[:, :, None]                 # (B, T, n_mels), padding zeroed
-        x = relu1(conv1(x.transpose(1, 2)))                                      # (B, d_model, ceil(T/2))
-        x = x * _keep((lengths - 1) // 2 + 1, x.shape[2])[:, None, :]            # padding stays zero
-        x = relu2(conv2(x)).transpose(1, 2)                                      # (B, T', d_model)
-        mask = _keep(subsampled_lengths(lengths), x.shape[1])[:, None, None, :]  # (B, 1, 1, T')
+        x, sub_lengths = self.subsample_frames(frames, lengths)                 # (B, T', d_model), (B,)
+        mask = _keep(sub_lengths, x.shape[1])[:, None, None, :]                  # (B, 1, 1, T')
         x, weights = self.positional(x * math.sqrt(self.d_model)), []       # (B, T', d_model)
         for layer in self.encoder:
             x, w = layer(x, mask, need_weights)                              # (B, T', d_model)

@@ -107,6 +107,20 @@ def test_shapes_and_subsampling():
     assert out.shape[0] == 3 and out.shape[1] <= 4
 
 
+
+def test_subsample_frames_is_the_front_end_and_ignores_padding():
+    # Each row's first lengths' positions are the two convolutions (with ReLU) of its real frames alone;
+    # garbage after an utterance's end changes nothing there.
+    model = _model()
+    frames, lengths, _ = _inputs()
+    padded = frames.clone()
+    padded[1, int(lengths[1]):] = 1e3
+    x, sub = model.subsample_frames(padded, lengths)
+    assert x.shape == (3, 10, 64) and sub.tolist() == subsampled_lengths(lengths).tolist()
+    for b in range(3):
+        alone = model.subsample(frames[b:b + 1, :int(lengths[b])].transpose(1, 2)).transpose(1, 2)[0]
+        torch.testing.assert_close(x[b, :int(sub[b])], alone, rtol=0, atol=1e-12)
+
 def test_decoder_is_causal():
     # Changing tokens after position t leaves the logits at positions <= t exactly as they were.
     model = _model()
