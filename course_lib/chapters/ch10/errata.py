@@ -137,14 +137,14 @@ def _methods_evidence() -> Table:
 
 def _mask_evidence() -> Table:
     return Table(["decoder · 解码器", "output at t = 0 changes with the token at t = 3 · 位置 0 的输出随位置 3 的词元变化"], [
-        ["as printed (embed_text added) · 原文（补上 embed_text）", _yes_no(future_dependence(False))],
+        ["as printed (embed_text added) · 原始资料的写法（补上 embed_text）", _yes_no(future_dependence(False))],
         ["with tgt_mask (causal) · 加上因果 tgt_mask", _yes_no(future_dependence(True))],
         ["course SpeechTransformer · 本书的 SpeechTransformer", _yes_no(course_model_checks()["future"])]])
 
 
 def _positions_evidence() -> Table:
     return Table(["model · 模型", "logits change when the frames are shuffled · 打乱帧后 logits 改变"], [
-        ["as printed (embed_text added) · 原文（补上 embed_text）", _yes_no(frame_order_dependence(False))],
+        ["as printed (embed_text added) · 原始资料的写法（补上 embed_text）", _yes_no(frame_order_dependence(False))],
         ["with sinusoidal positions on the frames · 给帧加上正弦位置编码", _yes_no(frame_order_dependence(True))],
         ["course SpeechTransformer · 本书的 SpeechTransformer", _yes_no(course_model_checks()["order"])]])
 
@@ -159,7 +159,7 @@ ERRATA = [
     Erratum(
         "ch10-speech-missing-methods", CH10, None, None,
         "the source's SpeechTransformer calls embed_text and generate_text, which it never defines",
-        "原文的 SpeechTransformer 调用了从未定义的 embed_text 和 generate_text",
+        "原始资料中的 SpeechTransformer 调用了从未定义的 embed_text 和 generate_text",
         "forward uses self.embed_text(text_tokens) in training and self.generate_text(speech_encoded) "
         "in inference, but the class defines neither (nn.Module does not provide them), so both modes "
         "stop with an AttributeError before any attention is computed. A fix needs a token embedding "
@@ -173,7 +173,7 @@ ERRATA = [
     Erratum(
         "ch10-speech-no-mask", CH10, None, None,
         "the source's decoder has no causal mask: in training each position sees the tokens after it",
-        "原文的解码器没有因果掩码：训练时每个位置都能看到它后面的词元",
+        "原始资料中的解码器没有因果掩码：训练时每个位置都能看到它后面的词元",
         "self.decoder(text_embedded, speech_encoded) passes no tgt_mask, so the decoder's self-attention "
         "lets position t read every target token, including t + 1, the very token it must predict. With "
         "embed_text added, the output at position 0 changes when only the token at position 3 changes "
@@ -188,7 +188,7 @@ ERRATA = [
     Erratum(
         "ch10-speech-no-positions", CH10, None, None,
         "nothing tells the source's model the order of the frames",
-        "原文的模型不知道帧的先后顺序",
+        "原始资料中的模型不知道帧的先后顺序",
         "The frames go through input_proj and straight into the encoder, with no positional encoding. "
         "Self-attention without positions is permutation-equivariant: shuffling the {T} frames shuffles the "
         "encoder's outputs the same way, and the decoder's cross-attention, a weighted sum over frames, does "
@@ -197,7 +197,7 @@ ERRATA = [
         "the course's model also subsamples with strided convolutions, which see neighbouring frames in order.",
         "帧经过 input_proj 后直接进入编码器，没有任何位置编码。没有位置信息的自注意力是置换等变的："
         "把 {T} 个帧打乱，编码器的输出也以同样方式被打乱；而解码器的交叉注意力是对帧的加权求和，完全看不到顺序。"
-        "因此这 {T} 个帧的全部 {perm} 种排列给出相同的 logits：对这个模型来说，“3 1” 和 “1 3” 听起来一样。"
+        "因此这 {T} 个帧的全部 {perm} 种排列给出相同的 logits：对这个模型来说，“3 1”和“1 3”听起来一样。"
         "修正：给投影后的帧加上位置编码（正弦位置编码，第 4 章）；本书的模型还用带步幅的卷积做下采样，"
         "卷积按顺序看相邻的帧。",
         _sizes, evidence=_positions_evidence),

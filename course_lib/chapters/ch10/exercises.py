@@ -90,7 +90,7 @@ def check_causal_mask(fn) -> Verdict:
         mistakes = [
             (np.ones((L, L)), "every entry is True: this is no mask at all, the source's bug (each position "
                               "would read the tokens after it)",
-             "所有元素都是 True：这等于没有掩码，正是原文的错误（每个位置都会读到它后面的词元）"),
+             "所有元素都是 True：这等于没有掩码，正是原始资料中的错误（每个位置都会读到它后面的词元）"),
             (expected.T, "the mask is turned the wrong way: row i (the query) may see columns j <= i "
                          "(the keys before it), a lower triangle",
              "掩码方向反了：第 i 行（查询）可以看到 j <= i 的列（它之前的键），是下三角"),
