@@ -41,7 +41,7 @@ from ..training import logged_curve, train
 from .bpe import BPECodec, CharCodec, train_bpe
 
 __all__ = ["PLAYS", "EVAL_CHARS", "ZH_HELD_OUT", "ZH_MIN_FREQ", "BPE_VOCAB", "CTX", "GPT_SIZE", "GPT_TRAIN", "BATCH_SIZE", "LOG_EVERY",
-           "RECIPE_NAMES", "TextSplit", "shakespeare_split", "peoples_daily_split", "TokenCorpus", "make_corpus",
+           "RECIPE_NAMES", "LIVE_EVAL_WINDOWS", "LIVE_HELD_OUT", "TextSplit", "shakespeare_split", "peoples_daily_split", "TokenCorpus", "make_corpus",
            "corpus_for", "windows", "batch_starts", "next_token_loss", "learning_rate", "build_gpt", "train_gpt",
            "evaluate", "baselines", "sample", "positions_processed"]
 
@@ -73,6 +73,17 @@ window several times dearer, and every recipe must train in under 150 s on one t
 RECIPE_NAMES = {("en", "char"): "ch07-gpt-shakespeare-char", ("en", "bpe"): "ch07-gpt-shakespeare-bpe",
                 ("zh", "char"): "ch07-gpt-peoples-daily"}
 """(language, tokens) -> the recipe and checkpoint name."""
+
+LIVE_EVAL_WINDOWS = 32
+"""Chapter 7's training loop, written out on the page, scores this many held-out windows of
+:data:`CTX` tokens (the first ones of ``val_ids``) at every progress line."""
+LIVE_HELD_OUT = {20: 3.7966909408569336, 40: 3.1187186241149902}
+"""The held-out loss of those windows after 20 and 40 steps of the page's live run (the first
+steps of ``ch07-gpt-shakespeare-char``, the page's GPT and loop), measured with
+``ATEN_CPU_CAPABILITY=avx2`` on one thread, the path that trained the checkpoints. The
+checkpoint's curve records the training loss only, so the page bands its held-out losses around
+these. Under ``default`` (one thread), ``avx2`` (three threads) and AVX-512 (two threads) the
+values agreed to within 3e-7."""
 
 
 @dataclass
@@ -225,12 +236,15 @@ def build_gpt(vocab_size: int, seed: int = 0) -> GPT:
     return GPT(GPTConfig(vocab_size=vocab_size, **GPT_SIZE))
 
 
-def train_gpt(corpus: TokenCorpus, steps: int = GPT_TRAIN["steps"], **train_kwargs):
+def train_gpt(corpus: TokenCorpus, steps: int = GPT_TRAIN["steps"], model=None, **train_kwargs):
     """Build and train the GPT as the recipes do; ``steps`` below the recipe's runs its first steps only.
 
     Args:
         corpus: from :func:`make_corpus`.
         steps: how many of the recipe's steps to run (same batches, same schedule).
+        model: the model to train instead of :func:`build_gpt`'s (chapter 7 passes the GPT its
+            page writes out, to prove its own loop step for step equal to this one); None builds
+            ``build_gpt(corpus.vocab_size)``.
         train_kwargs: more arguments of :func:`course_lib.training.train`
             (e.g. ``log_every``, ``reference``, ``rel``, ``name``).
 
@@ -240,7 +254,10 @@ def train_gpt(corpus: TokenCorpus, steps: int = GPT_TRAIN["steps"], **train_kwar
     steps = check_positive_int(steps, "steps")
     if steps > GPT_TRAIN["steps"]:
         raise ValueError(f"steps must be at most the recipe's {GPT_TRAIN['steps']}, got {steps}")
-    model = build_gpt(corpus.vocab_size)
+    if model is None:
+        model = build_gpt(corpus.vocab_size)
+    elif not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module or None, got {type(model).__name__}")
     starts = batch_starts(corpus, steps)
     kw = {k: v for k, v in GPT_TRAIN.items() if k not in ("steps", "lr", "warmup")}
     losses = train(model, starts.__getitem__, next_token_loss(corpus), steps=steps, lr=learning_rate,
