@@ -237,6 +237,9 @@ class Box:
                 f"{e.title('en')} · {e.title('zh')}")
 
     def _repr_markdown_(self) -> str:
+        # In a chapter a box is source forensics, one click away (collapsed);
+        # the errata appendix, where they are the subject, shows them open.
+        fold = "" if self.link_chapter else " dropdown"
         out = []
         for e in self.errata:
             table, en, zh = self._parts(e)
@@ -246,7 +249,7 @@ class Box:
                 link += f" · Practice · 练习: {{ref}}`{e.practice}`"
             out.append(
                 f"::::{{admonition}} {md_prose(self._heading(e))}\n"
-                f":class: {'tip' if e.verdict == '✓' else 'warning'}\n\n{_markdown(table)}\n"
+                f":class: {'tip' if e.verdict == '✓' else 'warning'}{fold}\n\n{_markdown(table)}\n"
                 f":::{{container}} lang-en\n{md_prose(en)}\n:::\n\n"
                 f":::{{container}} lang-zh\n{md_prose(zh)}\n:::\n\n{link}\n::::\n")
         return "\n".join(out)

@@ -111,7 +111,15 @@ def test_kinds_give_verdicts_and_defaults():
     assert (c.kind, c.verdict) == ("code", "✗")
     assert (n.kind, n.verdict) == ("note", "✓")
     md = chapters.Box([n], link_chapter=True)._repr_markdown_()
-    assert ":class: tip" in md and "Note · 说明 ✓" in md
+    assert ":class: tip\n" in md and "Note · 说明 ✓" in md
+
+
+def test_boxes_fold_in_chapters_and_stay_open_in_the_appendix():
+    c = chapters.Erratum("k", "book/x", None, None, "t", "t", "w", "w", evidence=lambda: "e")
+    in_chapter = chapters.Box([c], link_chapter=False)._repr_markdown_().splitlines()
+    in_appendix = chapters.Box([c], link_chapter=True)._repr_markdown_().splitlines()
+    assert in_chapter[1] == ":class: warning dropdown"
+    assert in_appendix[1] == ":class: warning"
     with pytest.raises(ValueError, match="kind must be one of"):
         dataclasses.replace(c, kind="typo")
     with pytest.raises(ValueError, match="lang must be"):
