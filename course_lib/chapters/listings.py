@@ -2,7 +2,8 @@
 
 The snapshot ``data/sources/listings.json`` (written by ``tools/extract_listings.py``)
 holds each fenced block of the source documents verbatim, with its sha256.
-``listings_data.LISTINGS`` gives each block a verdict:
+``listings_data.LISTINGS`` gives each block a verdict (a ``Listing``, defined in
+``listings_verdicts``; this module imports ``listings_data``, never the reverse):
 
 - ``"ok"``: runs and is right; ``evidence`` names the test or book cell that ran it;
 - ``"erratum"``: wrong; ``errata`` lists the ``Erratum`` keys (``chapters.show(key)``);
@@ -26,42 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..display import Table
-from ._claims import SOURCES
+from . import listings_data
+from .listings_verdicts import VERDICTS, Listing  # noqa: F401  (Listing: public here too, as before)
 
 __all__ = ["VERDICTS", "Listing", "Run", "snapshot", "text", "registry", "coverage", "run",
            "table", "shorten_floats"]
-
-VERDICTS = {
-    "ok": "runs and is right ✓ · 可运行且正确",
-    "erratum": "erratum · 勘误",
-    "diagram": "diagram · 图示",
-    "output": "output log · 输出日志",
-    "not-runnable": "not runnable · 无法直接运行",
-}
-
-
-@dataclass(frozen=True)
-class Listing:
-    """The verdict on one fenced block: ``(source, index)`` as in the snapshot.
-
-    ``where``: book locations, ``"book/<file>.md"`` or ``"book/<file>.md#<anchor>"``,
-    where the anchor is a MyST label ``(anchor)=`` or text of a heading in that file.
-    """
-
-    source: str
-    index: int
-    verdict: str
-    where: tuple = ()
-    errata: tuple = ()
-    evidence: str = ""
-    note_en: str = ""
-    note_zh: str = ""
-
-    def __post_init__(self):
-        if self.source not in SOURCES:
-            raise ValueError(f"source must be one of {sorted(SOURCES)}, got {self.source!r}")
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict must be one of {list(VERDICTS)}, got {self.verdict!r}")
 
 
 def _root() -> Path:
@@ -84,9 +54,8 @@ def text(source: str, index: int) -> str:
 
 def registry() -> dict:
     """``{(source, index): Listing}`` from ``listings_data.LISTINGS``."""
-    from .listings_data import LISTINGS
     out = {}
-    for e in LISTINGS:
+    for e in listings_data.LISTINGS:
         if (e.source, e.index) in out:
             raise ValueError(f"two registry entries for {(e.source, e.index)}")
         out[(e.source, e.index)] = e

@@ -6,7 +6,7 @@ One ``Listing`` per block of ``data/sources/listings.json``, in snapshot order.
 
 from __future__ import annotations
 
-from .listings import Listing
+from .listings_verdicts import Listing
 
 __all__ = ["LISTINGS"]
 
@@ -75,7 +75,7 @@ LISTINGS = (
     Listing("ch24", 8, "ok", ("book/ch05_transformer.md#Building it piece by piece",),
             evidence=T + "test_ch24_encoder_matches_scratch",
             note_en="Post-LN encoder without a padding mask; runs after the earlier listings.",
-            note_zh="后置层归一化的编码器，没有填充掩码；需在前面的代码之后运行。"),
+            note_zh="后归一化的编码器，没有填充掩码；需在前面的代码之后运行。"),
     Listing("ch24", 9, "diagram", ("book/ch08_capstone.md#Capstone: a text-processing platform",)),
     Listing("ch24", 10, "erratum", ("book/ch08_capstone.md#A Transformer sentiment classifier",
                                     "book/ch08_capstone.md#ch08-service"),

@@ -1,17 +1,20 @@
 """Each chapter's experiment, one module each (its docstring names the chapter).
 
-- ``seq_tasks``: copy/reverse tasks and a toy parallel corpus (chapter 1);
+- ``seq_tasks``: RNN encoder-decoders on copy/reverse tasks and a toy parallel corpus
+  (chapter 1), the tasks and corpus in ``seq_tasks_data``;
 - ``heads``: eight heads that must each specialise (chapter 3);
 - ``extrapolation``: sinusoidal versus learned positions beyond the training length (chapter 4);
-- ``translation``: the source's digits-to-letters test (chapter 5);
-- ``tagging``: word segmentation of People's Daily, 1998, as a sequence-to-sequence task (chapter 5);
+- ``translation``: the source's digits-to-letters test (chapter 5), its data in ``translation_data``;
+- ``tagging``: word segmentation of People's Daily, 1998, as a sequence-to-sequence task
+  (chapter 5), its data in ``tagging_data``, baseline and metrics in ``tagging_eval``;
 - ``digits``: ViT and a small CNN on 8 x 8 digits (chapter 6);
 - ``clip``: a CLIP-style contrastive model aligning the digit images with English and Chinese
   number words, zero-shot on held-out prompt templates (chapter 6);
 - ``bert_lab``, ``folio``, ``finetune``: one BERT layer in full; Shakespeare's genres (First Folio)
   and the real pretrained MiniLM fine-tuned on them, against the same model from scratch (chapter 7);
 - ``language_model``, ``bpe``: small GPTs on Shakespeare (characters and byte-level BPE) and on
-  People's Daily (characters), against unigram and bigram baselines (chapter 7);
+  People's Daily (characters), against unigram and bigram baselines (chapter 7); the corpora
+  and windows in ``language_model_data``, scores and sampling in ``language_model_eval``;
 - ``textclf``, ``sentiment``, ``wordclass``, ``capstone``, ``compression``, ``serving``: the
   capstone's classifiers on real Chinese text (review sentiment; the part of speech of unseen
   words), their cheaper-attention variants, made smaller, served (chapter 8);
@@ -19,5 +22,8 @@
 - ``speech``: a Speech Transformer on spoken digits in English and Mandarin, made offline with
   espeak-ng, with held-out voices (chapter 10).
 
-Every model here trains through :func:`course_lib.training.train`.
+Every model here trains through :func:`course_lib.training.train`. A lab past about 300 lines is
+split at its seams: ``<lab>_data`` (corpus, splits, batches), ``<lab>_eval`` (metrics,
+baselines), and ``<lab>`` itself (model, training and the ``@repro.recipe`` registrations, which
+stay with the training; ``tools/train.py`` imports every module here).
 """

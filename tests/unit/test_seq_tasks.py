@@ -10,6 +10,7 @@ import torch
 
 from course_lib.analysis import rnn as rnn_analysis
 from course_lib.labs import seq_tasks as tasks
+from course_lib.labs import seq_tasks_data as task_data
 from course_lib.models import Seq2Seq
 from course_lib.text import EOS_ID, PAD_ID, SOS_ID, Vocab
 from course_lib.training import train
@@ -18,17 +19,17 @@ from course_lib.training import train
 # --- data --------------------------------------------------------------------------------------
 
 def test_seq2seq_batch_pads_and_adds_sos_eos():
-    src, tgt_in, tgt_out = tasks.seq2seq_batch([[3, 4, 5], [6]], [[7, 8], [9, 10, 11]])
+    src, tgt_in, tgt_out = task_data.seq2seq_batch([[3, 4, 5], [6]], [[7, 8], [9, 10, 11]])
     assert src.tolist() == [[3, 4, 5], [6, PAD_ID, PAD_ID]]
     assert tgt_in.tolist() == [[SOS_ID, 7, 8, PAD_ID], [SOS_ID, 9, 10, 11]]
     assert tgt_out.tolist() == [[7, 8, EOS_ID, PAD_ID], [9, 10, 11, EOS_ID]]
     assert src.dtype == tgt_in.dtype == tgt_out.dtype == torch.long
 
 
-@pytest.mark.parametrize("task", tasks.TASKS)
+@pytest.mark.parametrize("task", task_data.TASKS)
 def test_sequence_batch_copy_and_reverse(task):
     lengths = [5, 2, 7]
-    src, tgt_in, tgt_out = tasks.sequence_batch(task, lengths, n_symbols=6, seed=3)
+    src, tgt_in, tgt_out = task_data.sequence_batch(task, lengths, n_symbols=6, seed=3)
     assert src.shape == (3, 7) and tgt_in.shape == tgt_out.shape == (3, 8)
     for b, L in enumerate(lengths):
         s = src[b, :L]
@@ -41,12 +42,12 @@ def test_sequence_batch_copy_and_reverse(task):
 
 
 def test_batches_are_seeded():
-    a = tasks.sequence_batch("copy", [6] * 4, 5, seed=1)
-    b = tasks.sequence_batch("copy", [6] * 4, 5, seed=1)
-    c = tasks.sequence_batch("copy", [6] * 4, 5, seed=2)
+    a = task_data.sequence_batch("copy", [6] * 4, 5, seed=1)
+    b = task_data.sequence_batch("copy", [6] * 4, 5, seed=1)
+    c = task_data.sequence_batch("copy", [6] * 4, 5, seed=2)
     assert all(torch.equal(x, y) for x, y in zip(a, b))
     assert not torch.equal(a[0], c[0])
-    fn = tasks.length_sampler("reverse", 8, 3, 9, 5, seed=0)
+    fn = task_data.length_sampler("reverse", 8, 3, 9, 5, seed=0)
     first = [fn(s)[0] for s in range(5)]
     fn(17)  # calling another step in between changes nothing
     assert all(torch.equal(x, fn(s)[0]) for s, x in enumerate(first))
@@ -54,20 +55,20 @@ def test_batches_are_seeded():
 
 
 def test_vocab_and_symbol_vocab():
-    v = tasks.symbol_vocab(3)
+    v = task_data.symbol_vocab(3)
     assert v.itos == ["<pad>", "<sos>", "<eos>", "a", "b", "c"] and len(v) == 6
     assert v.decode([3, 5, EOS_ID, 4], strip=True) == ["a", "c"]
-    assert tasks.symbol_vocab(60).itos[-1] == "s59"
+    assert task_data.symbol_vocab(60).itos[-1] == "s59"
 
 
 def test_toy_corpus():
-    src_vocab, tgt_vocab, src_rows, tgt_rows = tasks.toy_corpus_pairs()
-    pairs = dict(tasks.TOY_CORPUS)
+    src_vocab, tgt_vocab, src_rows, tgt_rows = task_data.toy_corpus_pairs()
+    pairs = dict(task_data.TOY_CORPUS)
     assert pairs["I love deep learning"] == "j' aime l' apprentissage profond"
-    assert len(src_rows) == len(tgt_rows) == len(tasks.TOY_CORPUS)
+    assert len(src_rows) == len(tgt_rows) == len(task_data.TOY_CORPUS)
     k = list(pairs).index("I love deep learning")
     assert tgt_vocab.decode(tgt_rows[k]) == "j' aime l' apprentissage profond".split()
-    assert len(set(tasks.TOY_CORPUS)) == len(tasks.TOY_CORPUS)
+    assert len(set(task_data.TOY_CORPUS)) == len(task_data.TOY_CORPUS)
 
 
 # --- training ----------------------------------------------------------------------------------
@@ -78,7 +79,7 @@ def test_train_reduces_loss_and_is_deterministic(capsys):
     def run():
         torch.manual_seed(0)
         model = Seq2Seq(7, 7, 8, 16, attention=True)
-        batches = tasks.length_sampler("copy", 16, 2, 4, n_symbols=4, seed=0)
+        batches = task_data.length_sampler("copy", 16, 2, 4, n_symbols=4, seed=0)
         return train(model, batches, tasks.seq2seq_loss, steps=60, lr=1e-2,
                      log_every=30, name="copy"), model
 
@@ -141,7 +142,7 @@ class _Scripted(torch.nn.Module):
         return torch.cat([self._answer(src)[:, :k], eos], dim=1), None
 
 
-@pytest.mark.parametrize("task", tasks.TASKS)
+@pytest.mark.parametrize("task", task_data.TASKS)
 def test_accuracy_by_length_of_models_known_by_construction(task):
     lengths = [1, 3, 4, 6]
     scripted = _Scripted(task, n_symbols=5, k_tf=3, k_greedy=4)
@@ -205,20 +206,20 @@ def test_timing_helpers(monkeypatch):
 # --- bad input ---------------------------------------------------------------------------------
 
 BAD = {
-    "unknown task": (lambda: tasks.sequence_batch("sort", [3], 4), ValueError, r"task must be one of"),
-    "lengths int": (lambda: tasks.sequence_batch("copy", 3, 4), TypeError, r"lengths must be a non-empty list"),
-    "length zero": (lambda: tasks.sequence_batch("copy", [0], 4), ValueError, r"lengths\[i\] must be an integer >= 1"),
-    "n_symbols zero": (lambda: tasks.sequence_batch("copy", [3], 0), ValueError, r"n_symbols must be an integer >= 1"),
-    "negative seed": (lambda: tasks.sequence_batch("copy", [3], 4, seed=-1), TypeError, r"seed must be a non-negative"),
-    "max < min": (lambda: tasks.length_sampler("copy", 4, 9, 3, 4), ValueError, r"max_len must be >= min_len"),
-    "special id in rows": (lambda: tasks.seq2seq_batch([[1, 3]], [[3]]), ValueError, r"src_rows\[0\] must hold real token ids >= 3"),
-    "float ids": (lambda: tasks.seq2seq_batch([[3.0]], [[3]]), TypeError, r"src_rows\[0\] must hold integer token ids"),
-    "empty row": (lambda: tasks.seq2seq_batch([[3]], [[]]), ValueError, r"tgt_rows\[0\] must be a non-empty list"),
-    "row counts": (lambda: tasks.seq2seq_batch([[3], [4]], [[3]]), ValueError, r"same length, got 2 and 1"),
+    "unknown task": (lambda: task_data.sequence_batch("sort", [3], 4), ValueError, r"task must be one of"),
+    "lengths int": (lambda: task_data.sequence_batch("copy", 3, 4), TypeError, r"lengths must be a non-empty list"),
+    "length zero": (lambda: task_data.sequence_batch("copy", [0], 4), ValueError, r"lengths\[i\] must be an integer >= 1"),
+    "n_symbols zero": (lambda: task_data.sequence_batch("copy", [3], 0), ValueError, r"n_symbols must be an integer >= 1"),
+    "negative seed": (lambda: task_data.sequence_batch("copy", [3], 4, seed=-1), TypeError, r"seed must be a non-negative"),
+    "max < min": (lambda: task_data.length_sampler("copy", 4, 9, 3, 4), ValueError, r"max_len must be >= min_len"),
+    "special id in rows": (lambda: task_data.seq2seq_batch([[1, 3]], [[3]]), ValueError, r"src_rows\[0\] must hold real token ids >= 3"),
+    "float ids": (lambda: task_data.seq2seq_batch([[3.0]], [[3]]), TypeError, r"src_rows\[0\] must hold integer token ids"),
+    "empty row": (lambda: task_data.seq2seq_batch([[3]], [[]]), ValueError, r"tgt_rows\[0\] must be a non-empty list"),
+    "row counts": (lambda: task_data.seq2seq_batch([[3], [4]], [[3]]), ValueError, r"same length, got 2 and 1"),
     "vocab special": (lambda: Vocab(["a", "<eos>"]), ValueError, r"must not contain the special token '<eos>'"),
     "vocab string": (lambda: Vocab("abc"), TypeError, r"tokens must be a sequence of strings"),
     "unknown word": (lambda: Vocab(["a"]).encode(["b"]), ValueError, r"'b', which is not in the vocabulary"),
-    "corpus": (lambda: tasks.toy_corpus_pairs([("a b", "")]), TypeError, r"pairs must be a non-empty list"),
+    "corpus": (lambda: task_data.toy_corpus_pairs([("a b", "")]), TypeError, r"pairs must be a non-empty list"),
     "train model": (lambda: train("net", lambda s: 0, tasks.seq2seq_loss, 1, 0.1), TypeError,
                     r"model must be a torch.nn.Module"),
     "train batches": (lambda: train(torch.nn.Linear(1, 1), None, tasks.seq2seq_loss, 1, 0.1), TypeError,
@@ -283,7 +284,7 @@ def test_copy_recipe_pieces_match_the_chapter():
 
 def test_translator_split_holds_out_every_eighth_pair():
     src_vocab, tgt_vocab, train_batch, held_batch = tasks.translator_split()
-    n = len(tasks.TOY_CORPUS)
+    n = len(task_data.TOY_CORPUS)
     assert len(held_batch[0]) == n // 8 and len(train_batch[0]) + len(held_batch[0]) == n
     rows = lambda b: {tuple(r[r != PAD_ID].tolist()) for r in b[0]}                   # noqa: E731
     assert not rows(train_batch) & rows(held_batch)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ...display import Table
-from ...labs.translation import TGT_VOCAB
+from ...labs.translation_data import TGT_VOCAB
 from .source import TRANSLATION, SourceEncoderLayer
 from .._errata import Erratum
 

@@ -2,7 +2,7 @@
 the source's encoder layer, verbatim.
 
 The test's vocabularies, which the source also prints, are defined by the
-task itself in :mod:`course_lib.labs.translation` (``SRC_VOCAB``,
+task itself in :mod:`course_lib.labs.translation_data` (``SRC_VOCAB``,
 ``TGT_VOCAB``): chapters import labs, never the reverse."""
 
 from __future__ import annotations

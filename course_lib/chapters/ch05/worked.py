@@ -8,7 +8,7 @@ the source's printed sample count beside the book's reconstruction.
 from __future__ import annotations
 
 from . import source
-from ...labs.translation import SOURCE_RULE, training_sequences
+from ...labs.translation_data import SOURCE_RULE, training_sequences
 
 __all__ = ["translation_steps", "EXAMPLES"]
 
@@ -17,7 +17,7 @@ def translation_steps(rule: str = SOURCE_RULE) -> dict:
     """``test.py`` of the source: ``n_samples``, the size of the training set.
 
     Args:
-        rule: a key of :data:`course_lib.labs.translation.SAMPLE_RULES` (default:
+        rule: a key of :data:`course_lib.labs.translation_data.SAMPLE_RULES` (default:
             the rule the book adopts, singles + distinct pairs + runs of 3).
 
     Returns:
