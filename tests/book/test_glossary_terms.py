@@ -152,10 +152,7 @@ def _pairs(page: str):
 
 # Pages with a known inconsistency, to fix with a re-sync of the page (then delete the entry:
 # the mark is strict, so the test fails once the page is fixed and the entry is still here).
-KNOWN = {
-    "book/ch09_attention_today": "cell 89: 'head width' is 头维度 in the zh twin; the glossary says 头宽",
-    "book/appendix/listings": "cell 26: 'post-LN' is 后置层归一化 in the zh twin; the glossary says 后归一化",
-}
+KNOWN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.xfail(reason=KNOWN[p], strict=True))
