@@ -295,3 +295,76 @@ def page_opener(browser, base: str, timeout_ms: int = 15000):
     context.close()
     assert not errors, f"console errors: {errors}"
     assert not foreign, f"requests to other hosts: {foreign}"
+
+
+# ---- parallel runs (pytest-xdist, `make test`, `make check`): what stays in one worker -------------
+# `make test` runs `pytest -n auto --dist loadscope`: each scope (a test module, a class, a notebook)
+# runs whole in one worker, so a notebook's cells share one kernel and a module's fixtures are made
+# once. Modules that start a browser or a server, or read the built book in `_build/`, form ONE
+# scope instead: one worker runs them one after another (while the others run the rest), so they
+# never race for a port, a page or the CPU's attention. They are found by what they import
+# (serial_reason); SERIAL_MODULES adds those that say nothing of it. tests/unit/test_parallel.py.
+
+import ast  # noqa: E402
+
+SERIAL_MODULES = (
+    "tests/book/test_browser_banner.py",   # pytest on the browser modules, in subprocesses
+    "tests/book/test_lab.py",              # JupyterLab's contents manager
+)
+SERVING = frozenset({"chromium", "serve", "page_opener", "running_server"})  # imported at module level
+SERIAL_SCOPE = "serial: browsers, servers, the built book"
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+@functools.cache
+def serial_reason(module: str) -> str | None:
+    """Why the test module ``module`` (its path from the repository's root) runs in the serial
+    scope: it is listed, imports a name of :data:`SERVING` at module level, or names ``"_build"``."""
+    if module in SERIAL_MODULES:
+        return "listed in SERIAL_MODULES"
+    path = _ROOT / module
+    if path.suffix != ".py" or not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    names = sorted({a.name for node in ast.parse(text).body if isinstance(node, ast.ImportFrom)
+                    for a in node.names if a.name in SERVING})
+    if names:
+        return f"imports {', '.join(names)}"
+    if re.search(r"""["']_build["']""", text):
+        return "reads the built book (_build)"
+    return None
+
+
+def xdist_scope(nodeid: str) -> str:
+    """The unit of work of ``--dist loadscope`` for ``nodeid``: :data:`SERIAL_SCOPE` for a module
+    with a :func:`serial_reason`, else xdist's own (the module, the class, or the notebook)."""
+    if serial_reason(nodeid.split("::", 1)[0]):
+        return SERIAL_SCOPE
+    return nodeid.rsplit("::", 1)[0]
+
+
+def pytest_configure(config):
+    """In a pytest-xdist worker, torch and the BLAS libraries run on one thread (unless
+    ``OMP_NUM_THREADS`` says otherwise): ``-n auto`` already keeps every core busy, and two threads
+    per worker on two cores ran the unit tests slower than no parallelism at all. A test that needs
+    a thread count sets it (``torch.set_num_threads``); notebook kernels are processes of their own
+    and keep theirs (``course_lib.repro.setup``: 2, or ``OMP_NUM_THREADS``), so nbval compares
+    every notebook exactly as before."""
+    if os.environ.get("PYTEST_XDIST_WORKER") and "OMP_NUM_THREADS" not in os.environ:
+        import torch
+        from threadpoolctl import threadpool_limits
+        torch.set_num_threads(1)
+        threadpool_limits(1)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadscope`` with :func:`xdist_scope` as its scopes (other modes: xdist's own)."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class CourseScopeScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return xdist_scope(nodeid)
+    return CourseScopeScheduling(config, log)

@@ -25,7 +25,7 @@ def test_allowed():
 MODULE_SKIP = 'import pytest\npytest.skip("module needs a missing tool", allow_module_level=True)\n'
 
 
-def _run(tmp_path, ci: bool, files: dict):
+def _run(tmp_path, ci: bool, files: dict, args=()):
     shutil.copy(CONFTEST, tmp_path / "conftest.py")
     for name, text in files.items():
         (tmp_path / name).write_text(text)
@@ -34,7 +34,7 @@ def _run(tmp_path, ci: bool, files: dict):
         env["CI"] = "true"
     (tmp_path / "pytest.ini").write_text(
         "[pytest]\naddopts = -p no:cacheprovider -rs\nmarkers =\n  skip_in_ci_ok(reason): allowed\n")
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", str(tmp_path)], cwd=tmp_path, env=env,
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", *args, str(tmp_path)], cwd=tmp_path, env=env,
                           capture_output=True, text=True)
 
 
@@ -55,3 +55,16 @@ def test_under_ci_a_skip_fails_unless_marked(tmp_path):
 def test_under_ci_a_module_level_skip_fails(tmp_path):
     out = _run(tmp_path, ci=True, files={"test_mod.py": MODULE_SKIP})
     assert out.returncode != 0 and "module needs a missing tool" in out.stdout
+
+
+def test_in_a_parallel_run_the_same_skips_fail_under_ci(tmp_path):
+    """`make test` runs pytest-xdist workers (-n, --dist loadscope): the hooks still see every skip."""
+    out = _run(tmp_path, ci=True, files={"test_sample.py": SAMPLE, "test_mod.py": MODULE_SKIP},
+               args=("-n", "2", "--dist", "loadscope"))
+    assert out.returncode == 1, out.stdout
+    assert "skipped under CI, which is not allowed" in out.stdout
+    assert "needs a thing that is missing" in out.stdout and "module needs a missing tool" in out.stdout
+    assert "1 failed, 1 passed, 1 skipped, 1 error" in out.stdout.splitlines()[-1], out.stdout
+    quiet = _run(tmp_path, ci=False, files={}, args=("-n", "2", "--dist", "loadscope"))
+    assert quiet.returncode == 0 and "needs a thing that is missing" in quiet.stdout, quiet.stdout
+    assert "1 passed, 3 skipped" in quiet.stdout.splitlines()[-1], quiet.stdout
