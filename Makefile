@@ -14,7 +14,7 @@ export OMP_WAIT_POLICY := PASSIVE
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: book test test-portable train pdf serve api lab sync vendor vendor-refresh venv bench solutions assignments grade clean help
+.PHONY: book book-all check test test-portable train pdf serve api lab sync vendor vendor-refresh venv bench solutions assignments grade clean help
 
 PORT ?= 8001
 # Opt-in, Linux: TORCH_INDEX=https://download.pytorch.org/whl/cpu installs the CPU-only torch wheel
@@ -24,9 +24,18 @@ TORCH_PIN := $(shell grep -m1 '^torch==' requirements.txt)
 
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tools/nbval_sanitize.cfg
 NOTEBOOKS = $$($(PY) tools/toc.py notebooks)
+# pytest on every core (pytest-xdist): a notebook, a test module or a class runs whole in one
+# worker; the tests of browsers, servers and the built book share one (tests/conftest.py)
+PARALLEL := -n auto --dist loadscope
+# `make book` is incremental (Sphinx re-reads only the pages that changed); a failed build forgets
+# Sphinx's saved environment, so its warnings come back on the next run instead of hiding in the
+# cache. `make book-all` and `make test` build every page (--all).
+BOOK_BUILD := $(BIN)/jupyter-book build . -W -n --keep-going
 
 help:
 	@echo "make book    build the HTML book into _build/html (creates .venv first)"
+	@echo "make book-all  build every page of the book from scratch (what make test does)"
+	@echo "make check   while working: the tests and notebooks your changes can break, in parallel (BASE=rev)"
 	@echo "make test    run every test: unit, notebooks (nbval), book build, browser"
 	@echo "make test-portable  nbval on every notebook under other CPU kernel paths and thread counts"
 	@echo "make pdf     one bilingual PDF of the book: _build/pdf/course.pdf"
@@ -64,8 +73,9 @@ vendor-refresh: venv
 	$(PY) tools/vendor.py
 	@touch _vendor/.stamp
 
-book: venv vendor
-	$(BIN)/jupyter-book build . --all -W -n --keep-going
+book-all: BOOK_ALL := --all
+book book-all: venv vendor
+	$(BOOK_BUILD) $(BOOK_ALL) || { rm -f _build/.doctrees/environment.pickle; exit 1; }
 	@echo
 	@echo "The book is in _build/html. Open it with either:"
 	@echo "  make serve            then visit http://127.0.0.1:8000"
@@ -97,9 +107,12 @@ lab: venv
 sync: venv
 	$(PY) tools/sync.py $(FILES)
 
+check: venv
+	$(PY) tools/check.py $(if $(BASE),--base $(BASE))
+
 test: venv vendor
-	$(BIN)/jupyter-book build . --all -W -n --keep-going
-	$(BIN)/pytest -q tests $(NOTEBOOKS) $(NBVAL)
+	$(BOOK_BUILD) --all
+	$(BIN)/pytest -q $(PARALLEL) tests $(NOTEBOOKS) $(NBVAL)
 
 # A learner's CPU runs other kernels than this one: PyTorch's plain-C and AVX2
 # paths, MKL without AVX-512, one thread or several. Every stored output must
@@ -107,9 +120,9 @@ test: venv vendor
 # each checkpoint there must land within its tolerance.
 test-portable: venv
 	ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
-	  $(BIN)/pytest -q $(NOTEBOOKS) $(NBVAL)
+	  $(BIN)/pytest -q $(PARALLEL) $(NOTEBOOKS) $(NBVAL)
 	ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 OMP_NUM_THREADS=3 MKL_NUM_THREADS=3 \
-	  $(BIN)/pytest -q $(NOTEBOOKS) $(NBVAL)
+	  $(BIN)/pytest -q $(PARALLEL) $(NOTEBOOKS) $(NBVAL)
 	ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 	  $(PY) tools/train.py --check --jobs 2
 
