@@ -199,11 +199,11 @@ CH02_ROW1 = ["[1]", "0.60", "0.60", "✓"]
 
 # Chapter 2's overflow stream, five bilingual lines and one number alone.
 CH02_STREAM = {
-    "en": "largest float32:\n 3.4028235e+38\nexp overflows above: 88.7\nscores row 3: [156.3 361.3 566.3]\n"
+    "en": "largest float32: 3.4028235e+38\nexp overflows above: 88.7\nscores row 3: [156.3 361.3 566.3]\n"
           "naive softmax: [nan nan nan]\nstable softmax: [0. 0. 1.]",
-    "zh": "float32 最大值:\n 3.4028235e+38\nexp 溢出阈值: 88.7\n第 3 行分数: [156.3 361.3 566.3]\n"
+    "zh": "float32 最大值: 3.4028235e+38\nexp 溢出阈值: 88.7\n第 3 行分数: [156.3 361.3 566.3]\n"
           "朴素 softmax: [nan nan nan]\n稳定 softmax: [0. 0. 1.]",
-    "both": "largest float32 · float32 最大值:\n 3.4028235e+38\nexp overflows above · exp 溢出阈值: 88.7\n"
+    "both": "largest float32 · float32 最大值: 3.4028235e+38\nexp overflows above · exp 溢出阈值: 88.7\n"
             "scores row 3 · 第 3 行分数: [156.3 361.3 566.3]\nnaive softmax · 朴素 softmax: [nan nan nan]\n"
             "stable softmax · 稳定 softmax: [0. 0. 1.]",
 }
@@ -263,7 +263,7 @@ async () => {
   const text = b => {
     const c = b.cloneNode(true);
     c.querySelectorAll('button, .copybtn, .cw-root, .math, script, style').forEach(x => x.remove());
-    return c.textContent;
+    return c.textContent.replace(/\s+/g, ' ').trim();  // a dropdown's toggle leaves whitespace
   };
   const served = new DOMParser().parseFromString(await (await fetch(location.href)).text(), 'text/html');
   out.served = [...served.querySelectorAll('article div.cell_output')].flatMap(o => [...o.children]).map(text);
