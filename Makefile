@@ -25,7 +25,8 @@ TORCH_PIN := $(shell grep -m1 '^torch==' requirements.txt)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tools/nbval_sanitize.cfg
 NOTEBOOKS = $$($(PY) tools/toc.py notebooks)
 # pytest on every core (pytest-xdist): a notebook, a test module or a class runs whole in one
-# worker; the tests of browsers, servers and the built book share one (tests/conftest.py)
+# worker; the tests of browsers, servers and the built book share one (tests/conftest.py).
+# `make test PARALLEL=` runs serially (a machine whose cores are busy with other work gains nothing).
 PARALLEL := -n auto --dist loadscope
 # `make book` is incremental (Sphinx re-reads only the pages that changed); a failed build forgets
 # Sphinx's saved environment, so its warnings come back on the next run instead of hiding in the
