@@ -1,0 +1,63 @@
+"""`.ci/run` runs what `make test` and `make test-portable` run, and says where the time went.
+
+The timing helpers are taken from `.ci/run` itself (the lines from ``PARTS=()`` to
+``trap summary EXIT``) and run on stand-in commands, so a change to them is tested
+as it is, not as a copy.
+"""
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CI_RUN = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def _helpers() -> str:
+    start = CI_RUN.index("PARTS=()")
+    end = CI_RUN.index("trap summary EXIT") + len("trap summary EXIT")
+    return CI_RUN[start:end]
+
+
+def _run(body: str) -> subprocess.CompletedProcess:
+    script = "set -euo pipefail\n" + _helpers() + "\n" + body
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+
+
+def test_summary_lists_each_part_and_the_failure_then_stops():
+    out = _run('timed "first part" true\n'
+               'timed "the failing part" bash -c "exit 3"\n'
+               'timed "never reached" true\n')
+    assert out.returncode == 3
+    lines = out.stdout.splitlines()
+    head = lines.index("== .ci/run: where the time went ==")
+    assert re.fullmatch(r" +0 s  first part", lines[head + 1])
+    assert re.fullmatch(r" +0 s  the failing part  FAILED \(exit 3\)", lines[head + 2])
+    assert re.fullmatch(r" +\d+ s  in all", lines[head + 3])
+    assert "never reached" not in out.stdout
+    assert len(lines) == head + 4
+
+
+def test_summary_measures_wall_time():
+    out = _run('timed "a two-second part" sleep 2\n')
+    assert out.returncode == 0
+    (line,) = [ln for ln in out.stdout.splitlines() if "a two-second part" in ln]
+    assert int(line.split()[0]) in (2, 3)
+
+
+def test_summary_even_when_nothing_ran():
+    out = _run("exit 4\n")
+    assert out.returncode == 4
+    assert out.stdout.splitlines()[-2:] == ["== .ci/run: where the time went ==", out.stdout.splitlines()[-1]]
+    assert out.stdout.splitlines()[-1].endswith(" s  in all")
+
+
+def test_ci_runs_make_test_and_every_part_of_make_test_portable():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    prereqs = re.search(r"^test-portable:(.*)$", makefile, re.M).group(1).split()
+    assert prereqs, "make test-portable should be made of its parts"
+    called = re.findall(r"^timed \"[^\"]*\" make ([\w-]+)", CI_RUN, re.M)
+    assert called[0] == "venv" and "test" in called
+    assert [t for t in called if t in prereqs] == prereqs, (called, prereqs)
+    for target in prereqs:          # each part is a real target with a recipe
+        assert re.search(rf"^{target}: venv\n\t\S", makefile, re.M), target
