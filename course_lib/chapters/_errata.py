@@ -93,12 +93,12 @@ def compare(example: str, step: str, caption: str = "", *, published: bool = Fal
             how = rounds_to(exact, printed)
             rows.append([pos, printed, fmt(exact, dec + 3),
                          f"✓ {ROUNDING_LABELS[how]}" if how else "✗ no rounding gives it · 任何舍入都得不到"])
-        return Table(["entry · 位置", "source · 原文", "computed · 计算", "a correct rounding? · 是正确的舍入吗？"],
+        return Table(["entry · 位置", "source · 原始资料", "computed · 计算", "a correct rounding? · 是正确的舍入吗？"],
                      rows, caption)
     rows = []
     for pos, printed, computed in _pairs(example, step):
         rows.append([pos, printed, computed, "✓" if printed == computed else "✗"])
-    return Table(["entry · 位置", "source · 原文", "computed · 计算", "match · 一致"],
+    return Table(["entry · 位置", "source · 原始资料", "computed · 计算", "match · 一致"],
                  rows, caption)
 
 

@@ -192,5 +192,5 @@ def table() -> Table:
         verdict = VERDICTS[e.verdict] if e else "—"
         where = ", ".join(list(e.errata) + [w.replace("book/", "").replace(".md", "") for w in e.where]) if e else ""
         rows.append([b["source"], b["index"], b["language"] or "text", b["first_line"], verdict, where])
-    return Table(["source · 原文", "block · 块", "language · 语言", "line · 行", "verdict · 结论",
+    return Table(["source · 原始资料", "block · 块", "language · 语言", "line · 行", "verdict · 结论",
                   "errata / where · 勘误 / 位置"], rows)

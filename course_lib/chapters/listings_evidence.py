@@ -139,7 +139,7 @@ def haskell_heads() -> Table:
     """The Haskell example's output beside one head with a correct softmax and all heads."""
     out, one_head, right, d_k, mha = _heads()
     return Table(["computation · 计算", "output[1, 1] · 输出[1, 1]"], [
-        ["the listing (port) · 原文代码（移植）", fmt(out[0, 0], 4)],
+        ["the listing (port) · 原始资料中的代码（移植）", fmt(out[0, 0], 4)],
         [f"first head only, rows 1–{d_k} of W_O, correct softmax · 只用第一个头和 W_O 的前 {d_k} 行，softmax 正确",
          fmt(one_head[0, 0], 4)],
         [f"all {mha['numHeads']} heads concatenated, then W_O · 拼接全部 {mha['numHeads']} 个头再乘 W_O",

@@ -232,7 +232,7 @@ def stored_losses(name: str) -> list[float]:
               tolerance={"exact_train": 0.04, "exact_repeated_pairs": 0.2, "exact_other_len3": 0.009,
                          "loss_unseen": 5e-7},
               data="the source's 28 samples (full batch, 200 steps); evaluated on the 127 unseen "
-                   "sequences of length 1–3 · 原文的 28 个样本；在 127 个未见过的长度 1–3 序列上评估")
+                   "sequences of length 1–3 · 原始资料的 28 个样本；在 127 个未见过的长度 1–3 序列上评估")
 def _recipe_28() -> dict:
     steps, warmup, factor = 200, 50, 0.2
     model = make_translator(D_MODEL, seed=0)
@@ -267,7 +267,7 @@ def _recipe_big() -> dict:
               # last 10 records stayed within 0.0071 of the stored run's. Tolerance: about 3x.
               tolerance={"whole_set_loss_step_140": 0.0015, "median_late_whole_set_loss": 0.02},
               data="the source's 28 samples, batches of 4, dropout 0.1, constant lr 0.003, 700 steps; "
-                   "the whole set's loss (dropout off) every 35 steps · 原文的 28 个样本，每批 4 个，"
+                   "the whole set's loss (dropout off) every 35 steps · 原始资料的 28 个样本，每批 4 个，"
                    "dropout 0.1，恒定学习率")
 def _recipe_noisy() -> dict:
     steps, lr, batch, dropout, seed = 700, 3e-3, 4, 0.1, 1

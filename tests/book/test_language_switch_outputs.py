@@ -94,7 +94,7 @@ CASES = [
     ("saved · 保存: 1,048,576 bytes · 字节", "saved: 1,048,576 bytes", "保存: 1,048,576 字节"),
     ("50,000 pairs per d_k · 每个 d_k 取 50,000 对", "50,000 pairs per d_k", "每个 d_k 取 50,000 对"),
     # tokens after the Chinese side that the text wrote before the separator belong to it
-    ("the source claims ~75% · 原文称约 75%", "the source claims ~75%", "原文称约 75%"),
+    ("the source claims ~75% · 原始资料称约 75%", "the source claims ~75%", "原始资料称约 75%"),
     ("calls embed_text and generate_text · 调用了 embed_text 和 generate_text",
      "calls embed_text and generate_text", "调用了 embed_text 和 generate_text"),
     # commas: one label when the Chinese side has "，" too; a key before it stays shared
@@ -193,8 +193,8 @@ CH03_WORDS = {
 }
 
 # Chapter 2's first "printed against computed" table (step 1, e = H q).
-CH02_HEAD = {"en": ["entry", "source", "computed", "match"], "zh": ["位置", "原文", "计算", "一致"],
-             "both": ["entry · 位置", "source · 原文", "computed · 计算", "match · 一致"]}
+CH02_HEAD = {"en": ["entry", "source", "computed", "match"], "zh": ["位置", "原始资料", "计算", "一致"],
+             "both": ["entry · 位置", "source · 原始资料", "computed · 计算", "match · 一致"]}
 CH02_ROW1 = ["[1]", "0.60", "0.60", "✓"]
 
 # Chapter 2's overflow stream, five bilingual lines and one number alone.

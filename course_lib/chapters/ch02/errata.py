@@ -66,7 +66,7 @@ ERRATA = [
         "weighted term computed from a rounded weight", "加权项用了取整后的权重",
         "The source multiplies the *rounded* weight by the state: {rounded}. With the "
         "unrounded weight the product is {exact}, which rounds differently.",
-        "原文用**取整后**的权重乘以状态：{rounded}。用未取整的权重，乘积为 {exact}，"
+        "原始资料用**取整后**的权重乘以状态：{rounded}。用未取整的权重，乘积为 {exact}，"
         "取整结果不同。",
         _terms_details,
         practice="ch02-ex-hand"),
@@ -77,7 +77,7 @@ ERRATA = [
         "unrounded ones, so rounding errors pile up in the last digit. Unrounded, "
         "c = ({c}). Because each column of H is the previous one plus {step} and the weights "
         "sum to 1, every component is the previous one plus exactly {step}.",
-        "原文把**已取整**的各项相加（例如 {sum}），而不是用未取整的值，"
+        "原始资料把**已取整**的各项相加（例如 {sum}），而不是用未取整的值，"
         "舍入误差在最后一位累积。不取整时 c = ({c})。由于 H 的每一列都比前一列大 {step}，"
         "且权重之和为 1，c 的每个分量恰好比前一个大 {step}。",
         _context_details,
@@ -88,7 +88,7 @@ ERRATA = [
         "Column {col} of rows {rows} is wrong. Row {row}, column {col} is {expansion}. "
         "Every later step of the source's head 1 inherits this slip.",
         "第 {rows_zh} 行的第 {col} 列算错了。第 {row} 行第 {col} 列为 {expansion}。"
-        "原文头 1 之后的每一步都继承了这个错误。",
+        "原始资料头 1 之后的每一步都继承了这个错误。",
         _q1_details,
         practice="ch02-ex-attention"),
     Erratum(
@@ -96,7 +96,7 @@ ERRATA = [
         "scores Q₁K₁ᵀ wrong", "分数 Q₁K₁ᵀ 错误",
         "These products use the wrong Q₁ above, and some are not even the products of the "
         "source's own Q₁ (for instance {own}).",
-        "这些乘积用的是上面错误的 Q₁，而且有些连原文自己的 Q₁ 都对不上（例如 {own}）。",
+        "这些乘积用的是上面错误的 Q₁，而且有些连原始资料自己的 Q₁ 都对不上（例如 {own}）。",
         _scores_details),
     Erratum(
         "ch02-softmax", CH02, "two_head", "A1",
@@ -109,7 +109,7 @@ ERRATA = [
         "saturation is exactly what dividing by √d_k is meant to prevent — and why it "
         "is not enough when inputs are this large.",
         "每行相邻的缩放分数相差几十（第 1 行最后两个相差 {gap}）。softmax 把差值 g 变成 e^g "
-        "的权重比，所以较小的权重约为 {tiny}：保留三位小数时每行都是独热的。原文的矩阵"
+        "的权重比，所以较小的权重约为 {tiny}：保留三位小数时每行都是独热的。原始资料的矩阵"
         "不是其中任何一行的 softmax。第 3 章说明：除以 √d_k 正是为了避免这种饱和——"
         "而当输入这么大时，仅靠它还不够。",
         _softmax_details,
@@ -133,7 +133,7 @@ ERRATA += [
         "The output differs from attention with a row-wise softmax by up to {diff}. Taking the "
         "max and the sum over x.row(i) instead fixes it, and the port then agrees with "
         "course_lib.scratch.scaled_dot_product_attention.",
-        "多表征原文的 Rust 代码里，softmax 遍历分数矩阵的列 j，并除以第 j 列之和。分数的第 i 行属于"
+        "多表征示例的 Rust 代码里，softmax 遍历分数矩阵的列 j，并除以第 j 列之和。分数的第 i 行属于"
         "查询 i，每个查询的注意力权重应当沿这一行求和为 1；这里求和为 1 的却是列，头 1 的 {n} 个行和"
         "（用逐行移植的代码运行）从 {lo} 到 {hi} 不等。输出与按行做 softmax 的注意力最多相差 {diff}。"
         "改为对 x.row(i) 取最大值并求和即可修正，修正后的移植与 "
@@ -149,7 +149,7 @@ ERRATA += [
         "{rowsum}, which is e = {e} (all scores are equal there, so each weight is e/n). The "
         "last line should be V.map (/ sum) normalized.",
         "normalized 里已经是 exp(x − max)，结果却又对 normalized 做 exp x / sum，所以每个权重是 "
-        "exp(exp(x − max)) / Σ exp(x − max)。权重之和不再为 1：对 {v} 求和为 {sum123}，在原文自己的"
+        "exp(exp(x − max)) / Σ exp(x − max)。权重之和不再为 1：对 {v} 求和为 {sum123}，在原始资料自己的"
         "示例里每一行之和都是 {rowsum}，即 e = {e}（那里所有分数相等，每个权重都是 e/n）。最后一行应为 "
         "V.map (/ sum) normalized。",
         _lx.haskell_softmax_details, evidence=_lx.haskell_softmax, kind="code",
@@ -163,7 +163,7 @@ ERRATA += [
         "(found by scanning its text). Renaming the fields (or DuplicateRecordFields) and "
         "import Data.Matrix hiding (transpose) fix them; the port runs the rest.",
         "在 Haskell 中记录字段是顶层函数，同一模块的两个记录不能声明同名字段；模块里定义的名字若也被"
-        "非限定导入的模块导出，使用处就会产生歧义。这段代码有 {n} 处这样的冲突，见上（通过扫描原文得到）。"
+        "非限定导入的模块导出，使用处就会产生歧义。这段代码有 {n} 处这样的冲突，见上（通过扫描原始资料得到）。"
         "给字段改名（或启用 DuplicateRecordFields）并写 import Data.Matrix hiding (transpose) 即可；"
         "其余部分由移植代码运行。",
         _lx.haskell_names_details, evidence=_lx.haskell_names, kind="code"),

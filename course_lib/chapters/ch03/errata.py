@@ -26,7 +26,7 @@ ERRATA = [
         "multiHeadForward 取 head headOutputs，即第一个头的 ({rows} × {d_k}) 输出，再乘以 "
         "({d_model} × {d_model}) 的 W_O。手写的 multiply 按 ncols a = {d_k} 求和且不检查形状，于是悄悄地只用了 "
         "W_O 的前 {d_k} 行，另外 {others} 个头根本没有计算（Haskell 是惰性求值的）。注释称之为简化，但结果已"
-        "不是多头注意力：在原文的常数输入上，上表三行各不相同。应先把各头并排拼接（{rows} × {d_model} 的矩阵）"
+        "不是多头注意力：在原始资料的常数输入上，上表三行各不相同。应先把各头并排拼接（{rows} × {d_model} 的矩阵）"
         "再乘 W_O。此外 replicate 让每个头都是同一个值、所有权重都是同一个常数，即使拼接，各头也算出同样的东西；"
         "多个头需要不同的投影。",
         _lx.haskell_heads_details, evidence=_lx.haskell_heads, kind="code",

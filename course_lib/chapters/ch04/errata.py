@@ -28,7 +28,7 @@ def _pos5_error_evidence() -> Table:
     for j, (p, e, i) in enumerate(zip(printed, steps["pos5_error"], ideal_err)):
         torch_err = fmt(e, 8)
         rows.append([str(j), p, f"{torch_err} {'✓' if torch_err == p else '✗'}", fmt(i, 8)])
-    return Table(["dim · 维度", "source 误差 · 原文", "PyTorch float32 recipe · PyTorch 写法",
+    return Table(["dim · 维度", "source 误差 · 原始资料", "PyTorch float32 recipe · PyTorch 写法",
                   "every step correctly rounded · 每步正确舍入"], rows,
                  "position 5, |exact − float32| · 位置 5")
 
@@ -82,12 +82,12 @@ ERRATA = [
         "PyTorch's float32 sin lands {apart} away and gives the printed {torch}. "
         "Digits this small belong to the maths library, not to the formula; PyTorch's default and "
         "AVX2 CPU kernels give the same bits.",
-        "用 PyTorch 按原文的写法计算（torch.arange，div_term = exp(arange(0, d_model, 2) · "
-        "(−log {base} / d_model))，再取 sin 和 cos，全部为 float32），误差列的每一项都与原文一致。这些误差"
+        "用 PyTorch 按原始资料的写法计算（torch.arange，div_term = exp(arange(0, d_model, 2) · "
+        "(−log {base} / d_model))，再取 sin 和 cos，全部为 float32），误差列的每一项都与原始资料一致。这些误差"
         "来自 float32 舍入：在 1 附近，相邻两个 float32 数相差 {ulp}，最大的误差是 {worst}，远小于打印的"
         "六位小数。本书早先的版本把第 {dims} 维标为错误：它对照的是一个每一步都正确舍入的 float32 实现，"
         "在那里得到 {ideal}；而 PyTorch 的 float32 sin 落在相距{apart_zh}的数上，"
-        "得到的正是原文的 {torch}。这么小的数字取决于数学库，而不是公式；PyTorch 的 default 与 AVX2 "
+        "得到的正是原始资料的 {torch}。这么小的数字取决于数学库，而不是公式；PyTorch 的 default 与 AVX2 "
         "两种 CPU 内核给出的比特完全相同。",
         _pos5_error_details, evidence=_pos5_error_evidence, kind="note"),
     Erratum(
@@ -100,7 +100,7 @@ ERRATA = [
         "almost exactly 1 for the first positions, and only the fast dimensions tell "
         "neighbouring positions apart.",
         "cos({x}) = {exact}。对很小的角 x，cos x ≈ 1 − x²/2 = {approx}，离 1 比离 {printed} 近得多："
-        "原文是截断而不是四舍五入。正确取整后，这一项恰好说明了例子的要点：在慢变化的维度上，"
+        "原始资料是截断而不是四舍五入。正确取整后，这一项恰好说明了例子的要点：在慢变化的维度上，"
         "前几个位置的余弦几乎正好是 1，只有快变化的维度才能区分相邻位置。",
         _d4_details,
         practice="ch04-ex-hand"),

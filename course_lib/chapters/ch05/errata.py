@@ -66,7 +66,7 @@ ERRATA = [
     Erratum(
         "ch05-encoder-no-mask", CH05, None, None,
         "the source's encoder layer is a simplified illustration: it takes no padding mask",
-        "原文的编码器层是简化的示意：它不接受填充掩码",
+        "原始资料的编码器层是简化的示意：它不接受填充掩码",
         "The encoder layer of the source's §3.4 shows the structure of a layer (attention, then "
         "the feed-forward network, each with a residual connection and layer normalisation), and "
         "it is right as such. It is deliberately minimal: self_attn(src, src, src) gets no "
@@ -76,9 +76,9 @@ ERRATA = [
         "encoding changes with the amount of padding around it (shown above on a seeded "
         "layer). The fix is a padding mask that marks the real tokens: course_lib's EncoderLayer "
         "takes one, and the chapter shows the outputs no longer change. A caveat, not an error.",
-        "原文 §3.4 的编码器层展示了一层的结构（先注意力，再前馈网络，各带残差连接与层归一化），"
+        "原始资料 §3.4 的编码器层展示了一层的结构（先注意力，再前馈网络，各带残差连接与层归一化），"
         "就此而言它是对的。它有意写得很简洁：调用 self_attn(src, src, src) 时没有传 key_padding_mask，其 forward "
-        "也没有掩码参数。原文也从未在填充过的批次上运行它。它适用于单个句子或等长的句子，但在一批长度不同的句子里，真实词元会关注填充位置，一个句子的编码会随它周围"
+        "也没有掩码参数。原始资料也从未在填充过的批次上运行它。它适用于单个句子或等长的句子，但在一批长度不同的句子里，真实词元会关注填充位置，一个句子的编码会随它周围"
         "填充的多少而改变（上面在一个设定了种子的层上演示）。解决办法是用填充掩码标出真实词元："
         "course_lib 的 EncoderLayer 接受掩码，本章展示了加掩码后输出不再改变。这是一个提醒，而不是错误。",
         evidence=_mask_evidence, kind="note"),
@@ -93,7 +93,7 @@ ERRATA += [
     Erratum(
         "ch05-multirep-block-autograd", LISTINGS, None, None,
         "the multi-representation TransformerBlock computes attention outside autograd",
-        "多表征原文的 TransformerBlock 在 autograd 之外计算注意力",
+        "多表征示例的 TransformerBlock 在 autograd 之外计算注意力",
         "TransformerBlock (the source's §1.2 Python listing) mixes a NumPy MultiHeadAttention into a "
         "PyTorch block: x.detach().numpy() cuts the graph, and torch.FloatTensor(attn_output) "
         "comes back as a constant. Its {arrays} attention matrices are NumPy arrays that no "
@@ -102,7 +102,7 @@ ERRATA += [
         "not an nn.Module either, so .eval() does not exist and its dropout stays on: two calls "
         "on one input differ. Write the attention with torch operations inside an nn.Module "
         "(course_lib.models.attention.MultiHeadAttention).",
-        "TransformerBlock（原文 §1.2 的 Python 代码）把 NumPy 实现的 MultiHeadAttention 混进 PyTorch 模块："
+        "TransformerBlock（原始资料 §1.2 的 Python 代码）把 NumPy 实现的 MultiHeadAttention 混进 PyTorch 模块："
         "x.detach().numpy() 切断了计算图，torch.FloatTensor(attn_output) 回来时只是一个常量。它的 {arrays} 个"
         "注意力矩阵是任何优化器都碰不到的 NumPy 数组，对输入的梯度也漏掉了注意力这条路径：沿同一方向，"
         "autograd 给出 {auto}，有限差分给出 {fd}。这个类也不是 nn.Module，没有 .eval()，dropout 一直开着："
@@ -112,7 +112,7 @@ ERRATA += [
     Erratum(
         "ch05-multirep-encoder-standalone", LISTINGS, None, None,
         "the multi-representation encoder listing uses a class it does not define",
-        "多表征原文的编码器代码用到了它没有定义的类",
+        "多表征示例的编码器代码用到了它没有定义的类",
         "The §2.2 listing starts with its own imports, as if complete, but "
         "TransformerEncoderLayer builds a MultiHeadAttention that only the §1.2 listing defines. "
         "Run alone it stops with {error}. Run after §1.2 in one session it works, and its layer "

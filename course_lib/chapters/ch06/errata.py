@@ -63,7 +63,7 @@ def _batch_first_evidence() -> Table:
     def same_rows(x):
         return yes_no(torch.allclose(x, x[:1].expand_as(x), atol=1e-6))
     return Table(["question (4 random images, small config) · 问题（4 张随机图像，小配置）",
-                  "as printed · 原文代码", "sequence-first input · 按序列优先输入"], [
+                  "as printed · 原始资料中的代码", "sequence-first input · 按序列优先输入"], [
         ["do all 4 images get the same logits? · 4 张图像的 logits 完全相同吗？",
          same_rows(as_printed), same_rows(fixed)],
         ["do new pixels change the logits? · 换一批像素后 logits 改变吗？",
@@ -82,7 +82,7 @@ def _mlp_evidence() -> Table:
     d = _mlp_details()
     return Table(["model · 模型", "MLP width · MLP 宽度", "activation, norm · 激活、归一化",
                   "parameters · 参数"], [
-        ["source's VisionTransformer() · 原文代码默认值", d["torch_ff"], "ReLU, post-LN",
+        ["source's VisionTransformer() · 原始资料中的代码默认值", d["torch_ff"], "ReLU, post-LN",
          f"{_source_default_params():,}"],
         ["ViT-B/16 (paper Table 1 · 论文表 1)", d["vit_ff"], "GELU, pre-LN", f"{vit_b:,}"],
     ])
@@ -100,7 +100,7 @@ def _params_evidence() -> Table:
              f"✓ {how} · " + {"nearest": "四舍五入", "toward zero": "舍去",
                               "away from zero": "进一"}[how] if how else "✗ no rounding gives it · 任何舍入都得不到"]
             for name, printed, x, how in _params_rows()]
-    return Table(["model · 模型", "source · 原文", "counted · 计数", "a correct rounding? · 是正确的舍入吗？"],
+    return Table(["model · 模型", "source · 原始资料", "counted · 计数", "a correct rounding? · 是正确的舍入吗？"],
                  rows, "published figures against exact counts · 公开数字与精确计数")
 
 
@@ -167,12 +167,12 @@ ERRATA = [
         "它们是精确计数舍去小数的结果。{name} 的 {printed}M 同样来自论文，"
         "但该表中的结构（{layers} 层、宽度 {width}、MLP {mlp}、{patch} 的块、{image} 的图像、{classes} 类）"
         "只有 {l}M 个参数：少了 {gap}M（{pct}%），任何舍入都得不到 {printed}。论文没有说明它的计数包含了"
-        "什么。这个差别很小，不影响比较的结论；原文如实引用了论文，因此判为 ✓，并附上这条说明。",
+        "什么。这个差别很小，不影响比较的结论；原始资料如实引用了论文，因此判为 ✓，并附上这条说明。",
         _params_details, evidence=_params_evidence, practice="ch06-ex-count", kind="note"),
     Erratum(
         "ch06-batch-first", CH06, None, None,
         "the source's VisionTransformer attends across the batch, not across patches",
-        "原文的 VisionTransformer 在批次之间而不是在块之间做注意力",
+        "原始资料的 VisionTransformer 在批次之间而不是在块之间做注意力",
         "nn.TransformerEncoderLayer(d_model, nhead) expects its input as (sequence, batch, "
         "d_model) unless it is built with `batch_first=True`, but the source passes "
         "(B, {L}, d_model). The encoder therefore treats the {L} tokens as the batch and the "
@@ -181,7 +181,7 @@ ERRATA = [
         "parameter. The logits are the same for every image and do not depend on the pixels "
         "at all. Fix: pass `batch_first=True` to nn.TransformerEncoderLayer.",
         "nn.TransformerEncoderLayer(d_model, nhead) 默认输入形状为 (序列, 批次, d_model)，"
-        "除非构造时传入 `batch_first=True`；而原文传入的是 (B, {L}, d_model)。于是编码器把 {L} "
+        "除非构造时传入 `batch_first=True`；而原始资料传入的是 (B, {L}, d_model)。于是编码器把 {L} "
         "个词元当作批次、把 B 张图像当作序列：同一张图像的词元之间从不互相注意，x[:, 0] 取出的是"
         "所有图像的 [CLS] 词元——它们都是同一个参数的拷贝。每张图像的 logits 都相同，完全不依赖于"
         "像素。修正：给 nn.TransformerEncoderLayer 传入 `batch_first=True`。",
@@ -189,7 +189,7 @@ ERRATA = [
     Erratum(
         "ch06-code-size", CH06, None, None,
         "the source's code with its defaults is not ViT-Base",
-        "原文代码的默认配置并不是 ViT-Base",
+        "原始资料中的代码的默认配置并不是 ViT-Base",
         "The defaults (d_model = {d_model}, {nhead} heads, {num_layers} layers) look like ViT-Base, but "
         "nn.TransformerEncoderLayer brings PyTorch's own defaults: an MLP of width {torch_ff} "
         "instead of ViT's {vit_ff}, ReLU instead of GELU, and LayerNorm after each sub-layer "

@@ -102,7 +102,7 @@ def run_source_tokenizer() -> Table:
         seq = p.text_to_sequence(t)
         rows.append([t, str(p.tokenize(t)), f"{seq[:4].tolist()} … ({int((seq == 0).sum())} × <PAD>)"])
     return Table(["text · 文本", "tokens · 词元", "ids (max_len 128)"], rows,
-                 "the source's TextProcessor on its own demo · 原文的 TextProcessor 处理它自己的示例")
+                 "the source's TextProcessor on its own demo · 原始资料的 TextProcessor 处理它自己的示例")
 
 
 
@@ -117,7 +117,7 @@ ERRATA = [
         "ch07-gpt-decoder", CH07, None, None,
         "the source's GPT cannot run: positions from token ids, a (L, B) layer fed (B, L), "
         "and memory=None",
-        "原文的 GPT 无法运行：用词元 id 算位置编码、把 (B, L) 输入喂给 (L, B) 的层，以及 memory=None",
+        "原始资料的 GPT 无法运行：用词元 id 算位置编码、把 (B, L) 输入喂给 (L, B) 的层，以及 memory=None",
         "Three separate errors. (1) self.pos_encoding(input_ids) adds the encoding to the token "
         "ids, integers of shape (B, L), instead of using the positions 0…L−1 and adding the "
         "result to the embeddings; the tutorial encoding also indexes its table by the first "
@@ -138,7 +138,7 @@ ERRATA = [
     Erratum(
         "ch07-bert-768", CH07, None, None,
         "the source's BERT classifier is right for BERT-base, whose width is {width}",
-        "原文的 BERT 分类器对 BERT-base 是对的，其宽度为 {width}",
+        "原始资料的 BERT 分类器对 BERT-base 是对的，其宽度为 {width}",
         "nn.Linear({width}, num_classes) is correct for BERT-base, the model the source uses: its "
         "hidden size is {width}. The caveat is that the width is written into the code, so the "
         "classifier fits no other BERT — the {minilm}-wide all-MiniLM-L6-v2 used later in this "
@@ -148,7 +148,7 @@ ERRATA = [
         "(course_lib.models.BertClassifier does both). Using pooler_output (tanh of a linear map "
         "of the [CLS] vector, trained by next-sentence prediction) is what BERT does; it is absent "
         "only if the encoder was built without its pooling layer.",
-        "nn.Linear({width}, num_classes) 对原文所用的 BERT-base 是正确的：它的隐藏层宽度就是 {width}。"
+        "nn.Linear({width}, num_classes) 对原始资料所用的 BERT-base 是正确的：它的隐藏层宽度就是 {width}。"
         "需要提醒的是宽度写死在代码里，所以这个分类器不适用于别的 BERT——本章后面用到的 {minilm} 维 "
         "all-MiniLM-L6-v2，或 {large} 维的 BERT-large，第一批数据就会报错（见上）。从模型中读取宽度，"
         "nn.Linear(bert_model.config.hidden_size, num_classes)，对它们都适用。BERT 自己的分类器还在这一层"
@@ -159,7 +159,7 @@ ERRATA = [
     Erratum(
         "ch07-tokenizer", CH07, None, None,
         "the source's tokenizer turns every Chinese sentence into one unknown word",
-        "原文的分词器把每个中文句子变成一个未知词",
+        "原始资料的分词器把每个中文句子变成一个未知词",
         "The tokenizer splits on spaces. Chinese has none, so each of the {n} demo sentences "
         "is a single 'word' that occurs once; min_freq=2 drops them all, and the vocabulary "
         "holds only the {size} special tokens. Every sentence then becomes <UNK> followed by "

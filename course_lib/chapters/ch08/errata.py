@@ -112,7 +112,7 @@ def run_untrained_classifier() -> Table:
     return Table(["seed · 种子", "accuracy · 准确率", "texts given the most common label · 预测为同一类的比例",
                   "P(positive) over all texts · 所有文本的正面概率"], rows,
                  f"the source's TransformerTextClassifier, random weights, on the {n} held-out "
-                 f"sentences · 原文分类器（随机权重）在 {n} 条留出句子上")
+                 f"sentences · 原始资料分类器（随机权重）在 {n} 条留出句子上")
 
 
 def _source_quant_arrays(bits: int = 8):
@@ -129,7 +129,7 @@ def _source_quant_arrays(bits: int = 8):
 def run_source_quantization() -> Table:
     """What the source's 8-bit ``quantize_weights`` returns, beside real 8-bit codes (chapter 8)."""
     W, Q, codes = _source_quant_arrays(8)
-    return Table(["", "before (source) · 之前（原文）", "after quantize_weights(W, 8) · 之后",
+    return Table(["", "before (source) · 之前（原始资料）", "after quantize_weights(W, 8) · 之后",
                   "8-bit codes + scale · 8 位整数编码 + 缩放因子"], [
         ["dtype", str(W.dtype), str(Q.dtype), str(codes.dtype)],
         ["bytes · 字节数", str(W.nbytes), str(Q.nbytes), str(codes.nbytes)],
@@ -137,7 +137,7 @@ def run_source_quantization() -> Table:
         ["distinct values · 不同取值个数", str(len(np.unique(W))), str(len(np.unique(Q))),
          str(len(np.unique(codes)))],
     ], f"the source's quantize_weights on its demo embedding, {W.shape[0]} × {W.shape[1]} · "
-       f"原文 quantize_weights 作用于其演示嵌入矩阵，{W.shape[0]} × {W.shape[1]}")
+       f"原始资料 quantize_weights 作用于其演示嵌入矩阵，{W.shape[0]} × {W.shape[1]}")
 
 
 def _quant_details():
@@ -164,7 +164,7 @@ def run_source_pruning(sparsity=0.5) -> Table:
     rows.append(["all weights · 全部权重", str(total), f"{100 * zero / total:.0f}%"])
     return Table(["array · 数组", "weights · 权重数", "set to zero · 置零比例"], rows,
                  f"the source's prune_model(sparsity={sparsity}) on its demo classifier "
-                 "(d_model 128, 2 layers) · 原文 prune_model 作用于其演示分类器")
+                 "(d_model 128, 2 layers) · 原始资料 prune_model 作用于其演示分类器")
 
 
 def size_claims() -> dict:
@@ -198,19 +198,19 @@ def size_claims() -> dict:
 def run_size_claims() -> Table:
     """The source's two size claims beside what is measured (chapter 8)."""
     c = size_claims()
-    return Table(["claim · 原文说法", "measured · 实测", "what · 测的是什么"], [
+    return Table(["claim · 原始资料的说法", "measured · 实测", "what · 测的是什么"], [
         [SIZE_CLAIM, f"{100 * c['src_quant']:.0f}%",
-         "the source's quantization(): bytes of all its arrays (NumPy float64; the cast of two of them to float32 is the only saving) · 原文 quantization() 后全部数组的字节数（NumPy float64；唯一的节省来自把其中两个数组转成 float32）"],
+         "the source's quantization(): bytes of all its arrays (NumPy float64; the cast of two of them to float32 is the only saving) · 原始资料 quantization() 后全部数组的字节数（NumPy float64；唯一的节省来自把其中两个数组转成 float32）"],
         [SIZE_CLAIM, f"{100 * c['int8']:.0f}%",
          f"real int8 (quantize_dynamic), saved file of the chapter's sentiment classifier (ch08-sentiment), "
          f"{c['f32']} → {c['i8']} bytes · 真正的 int8，本章情感分类器（ch08-sentiment）保存文件的大小"],
         [PARAMS_CLAIM, f"{100 * c['src_pruned']:.0f}%",
-         "the source's prune_model(0.5): share of all weights set to zero · 原文剪枝后全部权重中零的比例"],
+         "the source's prune_model(0.5): share of all weights set to zero · 原始资料剪枝后全部权重中零的比例"],
         [PARAMS_CLAIM, f"{100 * (1 - c['pruned_params'] / c['params']):.0f}% / "
                         f"{100 * c['pruned_size']:.0f}%",
          f"{_claimed(PARAMS_CLAIM)} magnitude pruning of every Linear: fewer parameters / smaller file · "
          f"对所有 Linear 做 {_claimed(PARAMS_CLAIM)} 剪枝：参数个数减少 / 文件变小"],
-    ], "size reduction claimed by the source vs measured · 原文声称的缩减与实测")
+    ], "size reduction claimed by the source vs measured · 原始资料声称的缩减与实测")
 
 
 def _untrained():
@@ -253,7 +253,7 @@ ERRATA = [
         "A classifier must be trained (and evaluated on held-out text) before its predictions "
         "mean anything; padding must be masked out of the pooling.",
         "TransformerTextClassifier 的每个权重都用 np.random.randn(...) * 0.1 随机生成，演示在没有任何"
-        "训练的情况下就调用 analyze()，所以打印出的情感和置信度与文本毫无关系。更糟的是，原文把每个文本"
+        "训练的情况下就调用 analyze()，所以打印出的情感和置信度与文本毫无关系。更糟的是，原始资料把每个文本"
         "填充到 {max_len} 个 id，再对包括填充在内的所有位置取平均：池化后的向量对每个输入几乎都一样，于是一个"
         "随机分类器给每个句子同一个标签、几乎同样的概率，准确率就等于该标签在测试集中的比例。分类器必须"
         "先训练（并在留出文本上评估），它的预测才有意义；池化时还必须屏蔽填充位置。",
@@ -262,7 +262,7 @@ ERRATA = [
         "ch08-float32-quant", CH08, None, None,
         "the source's “8-bit quantisation” stores {out}: its {src} arrays keep {kept} of their "
         "bytes, not {int8}",
-        "原文的“8 位量化”存的是 {out}：它的 {src} 数组保留了 {kept} 的字节，而不是 {int8}",
+        "原始资料的“8 位量化”存的是 {out}：它的 {src} 数组保留了 {kept} 的字节，而不是 {int8}",
         "quantize_weights rounds every weight to one of 2⁸ = {levels} levels and then maps it back "
         "with * scale + min_val and .astype(np.{out}). The source's arrays are {src} "
         "(np.random.randn makes {src}), so the result does take {kept} of the bytes, as "
@@ -272,7 +272,7 @@ ERRATA = [
         "the integers (one byte each) and the scale separately, and computes with them "
         "(torch.ao.quantization.quantize_dynamic does this for nn.Linear).",
         "quantize_weights 把每个权重舍入到 2⁸ = {levels} 个等级之一，随后又用 * scale + min_val 和 "
-        ".astype(np.{out}) 映射回浮点数。原文的数组是 {src}（np.random.randn 生成的就是 {src}），"
+        ".astype(np.{out}) 映射回浮点数。原始资料的数组是 {src}（np.random.randn 生成的就是 {src}），"
         "所以结果确实只占 {kept} 的字节，ch08-size-claims 的实测也是如此；但这份节省来自从 {src} 到 "
         "{out} 的类型转换，根本不需要舍入到等级，舍入本身什么也没有省下。若存成 8 位整数编码，同样的权重"
         "只占 {int8} 的字节。真正的 int8 量化保留整数（每个一字节）并单独保存缩放因子，用它们来计算"
@@ -281,7 +281,7 @@ ERRATA = [
     Erratum(
         "ch08-prune-two-arrays", CH08, None, None,
         "the source's pruning touches only the embedding and the classifier",
-        "原文的剪枝只动了嵌入层和分类层",
+        "原始资料的剪枝只动了嵌入层和分类层",
         "prune_model loops over ['embedding', 'classifier'] only: every attention and feed-forward "
         "matrix of the encoder, where most of the weights are, stays dense. Pruning meant to "
         "shrink a Transformer has to cover its linear layers (torch.nn.utils.prune over every "
@@ -303,7 +303,7 @@ ERRATA = [
         "the query projections stay float32, and each quantised layer stores a scale. Pruning sets weights to zero but "
         "keeps them in a dense tensor: the parameter count and the file size do not change "
         "unless the zeros are stored sparsely or whole rows/heads are removed.",
-        "这两句话都是固定的字符串，无论代码做了什么都会打印。实测：原文自己的量化所节省的只是把两个 "
+        "这两句话都是固定的字符串，无论代码做了什么都会打印。实测：原始资料自己的量化所节省的只是把两个 "
         "float64 数组转成 float32 省下的空间，它的剪枝把全部权重中的 {src} 置零。对本章分类器做真正的 "
         "int8 动态量化，保存的文件缩小 {int8}，而不是 {claimed}：嵌入、位置编码、层归一化、偏置和查询投影仍是 "
         "float32，且每个量化层还要保存缩放因子。剪枝把权重置零，但零仍存放在稠密张量里：除非以稀疏格式存储零，"
