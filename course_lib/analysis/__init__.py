@@ -5,5 +5,6 @@
 - ``scaling``: why scores are divided by sqrt(d_k) (chapter 3);
 - ``positional``: the geometry of sinusoidal position vectors (chapter 4);
 - ``rnn``: vanishing gradients and sequential time of an RNN (chapter 1);
-- ``mel``: log-mel features of audio, the input of the speech model (chapter 10).
+- ``mel``: log-mel features of audio, the input of the speech model (chapter 10);
+- ``maxmatch``: dictionary maximum-matching word segmentation, the baseline of chapter 7's tagger.
 """

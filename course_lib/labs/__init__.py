@@ -15,6 +15,8 @@
 - ``language_model``, ``bpe``: small GPTs on Shakespeare (characters and byte-level BPE) and on
   People's Daily (characters), against unigram and bigram baselines (chapter 7); the corpora
   and windows in ``language_model_data``, scores and sampling in ``language_model_eval``;
+- ``segmenter``: People's Daily word segmentation by an encoder-only (BERT-style) tagger, against
+  dictionary maximum matching (``course_lib.analysis.maxmatch``) (chapter 7);
 - ``textclf``, ``sentiment``, ``wordclass``, ``capstone``, ``compression``, ``serving``: the
   capstone's classifiers on real Chinese text (review sentiment; the part of speech of unseen
   words), their cheaper-attention variants, made smaller, served (chapter 8);
