@@ -40,7 +40,7 @@ import numpy as np
 
 from .data import checkpoint_dir
 
-__all__ = ["BAND_OPEN", "BAND_CLOSE", "BAND_MARK", "setup", "band", "band_for", "threads",
+__all__ = ["BAND_OPEN", "BAND_CLOSE", "BAND_MARK", "RESCORE_TOLERANCE", "setup", "band", "band_for", "threads",
            "Recipe", "recipe", "RECIPES", "save_checkpoint", "load_checkpoint", "checkpoint_meta",
            "sha256"]
 
@@ -173,6 +173,14 @@ class Recipe:
         tolerance: per metric, how far a retraining on another CPU may land
             from the stored value (absolute); ``tests`` retrain and check it.
         data: one line saying what the model was trained and evaluated on.
+        check_prefix: None for a recipe that retrains in about two minutes on one
+            thread. For a longer one, the number of its first steps that
+            ``tools/train.py --check`` retrains (see :func:`recipe`).
+        curve_tolerance: with ``check_prefix``: how far (absolute) a retrained
+            curve point may land from the stored one.
+        rescore: with ``check_prefix``: ``directory -> metrics``, the held-out
+            metrics of the checkpoint stored in ``directory`` (None: data/checkpoints),
+            evaluated in float64.
     """
 
     name: str
@@ -180,30 +188,67 @@ class Recipe:
     fn: Callable
     tolerance: dict = field(default_factory=dict)
     data: str = ""
+    check_prefix: int | None = None
+    curve_tolerance: float | None = None
+    rescore: Callable | None = None
 
 
 #: Every recipe, by name; filled by :func:`recipe` when a lab module is imported.
 RECIPES: dict[str, Recipe] = {}
 
 
-def recipe(name: str, *, chapter: str, tolerance: dict, data: str):
-    """Decorator: register a training function as the recipe of checkpoint ``name``."""
+#: A stored metric must be re-scored from its checkpoint to within this (float64 evaluation).
+RESCORE_TOLERANCE = 1e-9
+
+
+def recipe(name: str, *, chapter: str, tolerance: dict, data: str, check_prefix: int | None = None,
+           curve_tolerance: float | None = None, rescore: Callable | None = None):
+    """Decorator: register a training function as the recipe of checkpoint ``name``.
+
+    A recipe that retrains in about two minutes on one thread is a function
+    ``() -> dict`` (see :class:`Recipe`); ``tools/train.py --check`` retrains it whole.
+
+    A longer one declares ``check_prefix=N`` and is a function
+    ``(steps=None) -> dict``: ``steps=None`` is the full run; ``steps=N`` runs
+    only its first ``N`` steps, with the full run's seed, batches and
+    learning-rate schedule (the full schedule cut short, not a shorter one), and
+    returns at least ``curve`` (the logged training loss, step -> float) and
+    ``lr`` (the learning rate at those steps). The full run also returns ``lr``.
+    ``tools/train.py --check`` then (a) re-scores the stored checkpoint with
+    ``rescore`` and requires every stored metric to within
+    :data:`RESCORE_TOLERANCE`, and (b) retrains the prefix and requires each of
+    its curve points within ``curve_tolerance`` of the stored one and each
+    learning rate equal to the stored one.
+    """
     _check_name(name)
     if not isinstance(tolerance, dict) or not tolerance:
         raise ValueError("tolerance must be a non-empty dict: metric -> absolute tolerance")
+    if check_prefix is not None:
+        if isinstance(check_prefix, bool) or not isinstance(check_prefix, numbers.Integral) or check_prefix < 1:
+            raise ValueError(f"check_prefix must be a positive integer (steps) or None, got {check_prefix!r}")
+        if curve_tolerance is None or _number(curve_tolerance, "curve_tolerance") <= 0:
+            raise ValueError("curve_tolerance must be a positive number when check_prefix is given")
+        if not callable(rescore):
+            raise ValueError("rescore must be a function directory -> metrics when check_prefix is given")
+    elif curve_tolerance is not None or rescore is not None:
+        raise ValueError("curve_tolerance and rescore belong to a recipe with check_prefix")
 
     def wrap(fn):
-        RECIPES[name] = Recipe(name, chapter, fn, dict(tolerance), data)
+        RECIPES[name] = Recipe(name, chapter, fn, dict(tolerance), data,
+                               None if check_prefix is None else int(check_prefix),
+                               None if curve_tolerance is None else float(curve_tolerance), rescore)
         return fn
     return wrap
 
 
 def save_checkpoint(name: str, model, *, metrics: dict, config: dict | None = None, curve: dict | None = None,
-                    recipe: Recipe | None = None, directory=None) -> Path:
+                    recipe: Recipe | None = None, directory=None, extra: dict | None = None) -> Path:
     """Write ``model``'s weights to ``<name>.safetensors`` and its provenance to ``<name>.json``.
 
     The JSON records the metrics, the configuration, the recipe, the
-    versions and CPU path that trained it, the date and the weights' SHA-256.
+    versions and CPU path that trained it, the date and the weights' SHA-256;
+    ``extra`` adds more JSON-serialisable entries (e.g. ``train_seconds``, a long
+    recipe's ``check_prefix``, ``lr`` and ``held_out`` curves).
     Returns the path of the ``.safetensors`` file.
     """
     import torch
@@ -237,6 +282,11 @@ def save_checkpoint(name: str, model, *, metrics: dict, config: dict | None = No
         "date": _dt.date.today().isoformat(),
         "sha256": sha256(path),
     }
+    if extra:
+        clash = sorted(set(extra) & set(meta))
+        if clash:
+            raise ValueError(f"extra must not overwrite the provenance's own keys, got {clash}")
+        meta.update(extra)
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 

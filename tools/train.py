@@ -10,7 +10,11 @@ script re-makes them from the recipes the labs register with
     python tools/train.py --list             # the recipes and their chapters
     python tools/train.py --check [NAMES]    # retrain into a temporary folder and
                                              # compare the held-out metrics with
-                                             # the stored ones (their tolerance)
+                                             # the stored ones (their tolerance);
+                                             # a long recipe (check_prefix=N):
+                                             # re-score the stored checkpoint in
+                                             # float64 and retrain its first N
+                                             # steps against the stored curve
     python tools/train.py --check --jobs 2   # the same, recipes shared among 2
                                              # processes (one per core)
 
@@ -39,6 +43,10 @@ def discover() -> dict:
     return repro.RECIPES
 
 
+def _points(curve: dict) -> dict:
+    return {int(k): float(v) for k, v in (curve or {}).items()}
+
+
 def run(names, directory=None) -> dict:
     """Run the recipes ``names``; write checkpoints into ``directory`` (default data/checkpoints)."""
     recipes = discover()
@@ -49,26 +57,99 @@ def run(names, directory=None) -> dict:
     for name in names or sorted(recipes):
         rec = recipes[name]
         print(f"train {name} ({rec.chapter}) ...", flush=True)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         repro.setup(0)
         out = rec.fn()
-        path = repro.save_checkpoint(name, out["model"], metrics=out["metrics"], config=out.get("config"),
-                                     curve=out.get("curve"), recipe=rec, directory=directory)
         seconds = time.perf_counter() - start
+        extra = {"train_seconds": round(seconds, 1), "train_cpu_seconds": round(time.process_time() - cpu, 1)}
+        if rec.check_prefix is not None:
+            extra["check_prefix"] = {"steps": rec.check_prefix, "curve_tolerance": rec.curve_tolerance}
+            extra["lr"] = {str(k): float(v) for k, v in _points(out["lr"]).items()}
+            if out.get("held_out"):
+                extra["held_out"] = {str(k): float(v) for k, v in _points(out["held_out"]).items()}
+        path = repro.save_checkpoint(name, out["model"], metrics=out["metrics"], config=out.get("config"),
+                                     curve=out.get("curve"), recipe=rec, directory=directory, extra=extra)
         metrics = ", ".join(f"{k} {v:.4f}" for k, v in out["metrics"].items())
         print(f"     {seconds:.1f} s · {metrics} · {path.name}", flush=True)
         results[name] = out["metrics"]
     return results
 
 
+def compare_prefix(stored: dict, fresh: dict, steps: int, curve_tolerance: float, name: str = "") -> int:
+    """Compare a retrained prefix (``fresh``: ``curve``, ``lr``, optional ``held_out``) with the stored
+    provenance ``stored``, point by point up to step ``steps``; print one line per series; return the
+    number of failures. Learning rates must be equal (to 1e-12 relative), losses within ``curve_tolerance``."""
+    failures = 0
+    for series, tol in (("curve", curve_tolerance), ("held_out", curve_tolerance), ("lr", None)):
+        old = {k: v for k, v in _points(stored.get(series)).items() if k <= steps}
+        new = {k: v for k, v in _points(fresh.get(series)).items() if k <= steps}
+        if series == "curve" and not old:
+            print(f"FAIL {name} curve: the stored curve has no point up to step {steps}")
+            failures += 1
+            continue
+        new = {k: v for k, v in new.items() if k in old or k != steps}   # a prefix's own last mean is not stored
+        if set(old) != set(new):
+            print(f"FAIL {name} {series}: stored steps {sorted(old)[:5]}…, retrained {sorted(new)[:5]}…")
+            failures += 1
+            continue
+        if not old:
+            continue
+        worst = max(abs(new[k] - old[k]) for k in old)
+        step = max(old, key=lambda k: abs(new[k] - old[k]))
+        limit = 1e-12 * max(abs(v) for v in old.values()) if tol is None else tol
+        ok = worst <= limit
+        failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {name} {series}: {len(old)} points to step {steps}, largest "
+              f"difference {worst:.2e} (step {step}: stored {old[step]:.6g}, retrained {new[step]:.6g}), "
+              f"tolerance {'equal' if tol is None else f'±{tol}'}")
+    return failures
+
+
+def check_long(name: str, rec, directory=None) -> int:
+    """A long recipe's check: re-score the stored checkpoint exactly, then retrain its prefix."""
+    stored = repro.checkpoint_meta(name, directory)
+    failures = 0
+    print(f"check {name}: PREFIX mode — re-score the stored checkpoint (float64), then retrain the first "
+          f"{rec.check_prefix} steps of the full run", flush=True)
+    start = time.perf_counter()
+    try:
+        rescored = rec.rescore(directory)
+    except (ValueError, FileNotFoundError) as err:       # a damaged or stale checkpoint
+        print(f"FAIL {name}: the stored checkpoint cannot be re-scored: {err}")
+        rescored = {}
+    for metric, old in stored["metrics"].items():
+        new = rescored.get(metric)
+        ok = new is not None and abs(new - old) <= repro.RESCORE_TOLERANCE
+        failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {name} {metric}: stored {old!r}, re-scored {new!r}, "
+              f"tolerance ±{repro.RESCORE_TOLERANCE:g}")
+    print(f"     re-scored in {time.perf_counter() - start:.1f} s", flush=True)
+    start = time.perf_counter()
+    repro.setup(0)
+    fresh = rec.fn(steps=rec.check_prefix)
+    seconds = time.perf_counter() - start
+    failures += compare_prefix(stored, fresh, rec.check_prefix, rec.curve_tolerance, name)
+    print(f"     prefix of {rec.check_prefix} steps retrained in {seconds:.1f} s "
+          f"(the full run took {stored.get('train_seconds', '?')} s)", flush=True)
+    return failures
+
+
 def check(names) -> int:
-    """Retrain into a temporary folder; compare each metric with the stored one within its tolerance."""
+    """Retrain into a temporary folder; compare each metric with the stored one within its tolerance.
+    A long recipe (``check_prefix``) is checked by :func:`check_long` instead."""
     recipes = discover()
     names = names or sorted(recipes)
+    unknown = [n for n in names if n not in recipes]
+    if unknown:
+        raise SystemExit(f"unknown recipe(s) {unknown}; known: {sorted(recipes)}")
+    long_ = [n for n in names if recipes[n].check_prefix is not None]
+    whole = [n for n in names if n not in long_]
     failures = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        fresh = run(names, directory=tmp)
-    for name in names:
+    if whole:
+        print(f"check {', '.join(whole)}: FULL mode — retrain and compare the held-out metrics", flush=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            fresh = run(whole, directory=tmp)
+    for name in whole:
         stored = repro.checkpoint_meta(name)
         for metric, tol in recipes[name].tolerance.items():
             old, new = stored["metrics"][metric], fresh[name][metric]
@@ -76,6 +157,8 @@ def check(names) -> int:
             failures += not ok
             print(f"{'ok  ' if ok else 'FAIL'} {name} {metric}: stored {old:.4f}, retrained {new:.4f}, "
                   f"tolerance ±{tol}")
+    for name in long_:
+        failures += check_long(name, recipes[name])
     return 1 if failures else 0
 
 
