@@ -5,6 +5,9 @@
 - ``heads``: eight heads that must each specialise (chapter 3);
 - ``extrapolation``: sinusoidal versus learned positions beyond the training length (chapter 4);
 - ``translation``: the source's digits-to-letters test (chapter 5), its data in ``translation_data``;
+- ``g2p``: English grapheme-to-phoneme conversion on the CMU Pronouncing Dictionary, the chapter's
+  Transformer against chapter 1's GRU with attention (chapter 5), its data in ``g2p_data``, metrics
+  (PER, WER) and error groups in ``g2p_eval``;
 - ``tagging``: word segmentation of People's Daily, 1998, as a sequence-to-sequence task
   (chapter 5), its data in ``tagging_data``, baseline and metrics in ``tagging_eval``;
 - ``digits``: ViT and a small CNN on 8 x 8 digits (chapter 6);
