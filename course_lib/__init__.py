@@ -19,13 +19,13 @@ Read it like an appendix of the book, named with the book's notation (``Q``,
     display/     Table, fmt, matrix_table; display.plotting: figures whose Chinese renders
     labs/        one chapter's experiment per module (its docstring names the chapter):
                  seq_tasks (1), heads (3), extrapolation (4), translation and
-                 tagging (5), digits and clip (6), bert_lab, folio, finetune,
-                 language_model and bpe (7), textclf, sentiment, wordclass, capstone,
+                 g2p (5), digits and clip (6), bert_lab, folio, finetune, segmenter,
+                 tagging (its encoder-decoder contrast), language_model and bpe (7), textclf, sentiment, wordclass, capstone,
                  compression, serving (8), modern (9), speech (10); a large lab is
                  split at its seams: <lab>_data (corpus, splits, batches), <lab>_eval
                  (metrics, baselines), <lab> (model, training, its recipes):
-                 seq_tasks_data, translation_data, tagging_data/_eval,
-                 language_model_data/_eval
+                 seq_tasks_data, translation_data, g2p_data/_eval, tagging_data/_eval,
+                 segmenter_eval, language_model_data/_eval
     service/     the capstone as an HTTP service (8): FastAPI app, limits, one error
                  envelope, try-it page, uvicorn launcher, loopback load test (make api)
     chapters/    chNN/ per chapter: source.py (the source documents' printed numbers and

@@ -9,7 +9,7 @@
   Transformer against chapter 1's GRU with attention (chapter 5), its data in ``g2p_data``, metrics
   (PER, WER) and error groups in ``g2p_eval``;
 - ``tagging``: word segmentation of People's Daily, 1998, as a sequence-to-sequence task
-  (chapter 5), its data in ``tagging_data``, baseline and metrics in ``tagging_eval``;
+  (the encoder–decoder contrast of chapter 7's segmenter), its data in ``tagging_data``, baseline and metrics in ``tagging_eval``;
 - ``digits``: ViT and a small CNN on 8 x 8 digits (chapter 6);
 - ``clip``: a CLIP-style contrastive model aligning the digit images with English and Chinese
   number words, zero-shot on held-out prompt templates (chapter 6);

@@ -1,15 +1,16 @@
-"""Chapter 5's real-data lab: Chinese word segmentation as sequence-to-sequence, on People's Daily 1998.
+"""Chinese word segmentation as sequence-to-sequence, on People's Daily 1998: the contrast of chapter 7.
 
-Chapter 5 (*The full Transformer*, ``ch05_transformer``) trains its
-encoder-decoder on a real task: one BMES tag per character of a clause. The
-task, the split and the batches are in :mod:`course_lib.labs.tagging_data`;
-the baseline and the metrics in :mod:`course_lib.labs.tagging_eval`. Here: the
-model (:func:`make_segmenter`), its training (:func:`train_segmenter`), its
-decoding (:func:`predict_tags`) and held-out evaluation (:func:`evaluate`).
-
-The recipes ``ch05-segment-smooth`` (label smoothing 0.1, as in the 2017
-paper) and ``ch05-segment-plain`` (none) train the same model from the same
-seed on the same batches; chapter 5 compares them.
+Chapter 7's section *Word segmentation: a tagging job* (``ch07_bert_gpt``, label
+``ch07-segmenter``) segments People's Daily with an encoder-only tagger
+(:mod:`course_lib.labs.segmenter`). This module is the other way to do it, the
+one chapter 5's encoder-decoder would take: generate one BMES tag per character
+of a clause, autoregressively. Its checkpoint ``ch05-segment-smooth`` (label
+smoothing 0.1, as in the 2017 paper) gives chapter 7's table the encoder-decoder
+row (tag accuracy, word F1, outputs of the wrong length). The task, the split and
+the batches are in :mod:`course_lib.labs.tagging_data`; the baseline and the
+metrics in :mod:`course_lib.labs.tagging_eval`. Here: the model
+(:func:`make_segmenter`), its training (:func:`train_segmenter`), its decoding
+(:func:`predict_tags`) and held-out evaluation (:func:`evaluate`).
 """
 
 from __future__ import annotations
@@ -155,7 +156,7 @@ def evaluate(model, held, src_vocab, tgt_vocab, beam_width: int = CONFIG["eval_b
             "held_out_loss": held_out_loss(model, held, src_vocab, tgt_vocab)}
 
 
-# --------------------------------------------------------------------------- the two recipes
+# --------------------------------------------------------------------------- the recipe
 
 def _recipe(label_smoothing: float) -> dict:
     train_c, held, info = load_split()
@@ -186,10 +187,5 @@ def _recipe_smooth() -> dict:
     return _recipe(0.1)
 
 
-@repro.recipe("ch05-segment-plain", chapter="ch05", tolerance=_TOLERANCE, data=_DATA)
-def _recipe_plain() -> dict:
-    return _recipe(0.0)
-
-
 #: The names of this lab's recipes, label smoothing -> checkpoint name.
-RECIPES = {0.1: "ch05-segment-smooth", 0.0: "ch05-segment-plain"}
+RECIPES = {0.1: "ch05-segment-smooth"}
