@@ -13,7 +13,8 @@ Recipes ``ch07-gpt-shakespeare-char``, ``ch07-gpt-shakespeare-bpe`` and
 :func:`course_lib.training.train` in float32; the notebook loads them in float64
 and scores the held-out text with :func:`~course_lib.labs.language_model_eval.evaluate` (the targets of
 non-overlapping windows, each held-out token predicted once), against the
-unigram and bigram baselines of :mod:`course_lib.analysis.ngram`.
+unigram and bigram baselines of :mod:`course_lib.analysis.ngram`. A larger character GPT trained
+for longer, recipe ``ch07-gpt-shakespeare-char-long``, is in :mod:`course_lib.labs.language_model_long`.
 """
 
 from __future__ import annotations

@@ -22,12 +22,13 @@ __all__ = ["evaluate", "baselines", "sample", "positions_processed"]
 
 
 @torch.no_grad()
-def evaluate(model, corpus: TokenCorpus) -> dict:
-    """Score every held-out token once: non-overlapping windows of :data:`CTX` (eval mode).
+def evaluate(model, corpus: TokenCorpus, ctx: int = CTX) -> dict:
+    """Score every held-out token once: non-overlapping windows of ``ctx`` tokens (eval mode).
 
-    Window ``k`` reads ``val_ids[k CTX : (k+1) CTX]`` and predicts the next
+    Window ``k`` reads ``val_ids[k ctx : (k+1) ctx]`` and predicts the next
     token at each position, so every token of ``val_ids[1:]`` is a target
     exactly once (the first of a window sees no context from the window before).
+    ``ctx`` is the model's context: :data:`CTX` for the small GPT, 128 for the long run's.
 
     Returns:
         ``{"val_loss": mean nats per token, "perplexity": exp(val_loss),
@@ -37,17 +38,18 @@ def evaluate(model, corpus: TokenCorpus) -> dict:
     ids = corpus.val_ids
     if len(ids) < 2:
         raise ValueError(f"corpus.val_ids must hold at least 2 tokens to score one, got {len(ids)}")
+    ctx = check_positive_int(ctx, "ctx")
     was_training = model.training
     model.eval()
     nll, n = 0.0, 0
-    full = (len(ids) - 1) // CTX
+    full = (len(ids) - 1) // ctx
     if full:
-        x, y = windows(ids, range(0, full * CTX, CTX))
+        x, y = windows(ids, range(0, full * ctx, ctx), ctx)                # (full, ctx) each
         nll += float(F.cross_entropy(model(x).transpose(1, 2), y, reduction="sum"))
         n += y.numel()
-    rest = len(ids) - 1 - full * CTX
+    rest = len(ids) - 1 - full * ctx
     if rest:
-        x, y = ids[full * CTX:-1][None], ids[full * CTX + 1:][None]        # (1, rest)
+        x, y = ids[full * ctx:-1][None], ids[full * ctx + 1:][None]        # (1, rest)
         nll += float(F.cross_entropy(model(x).transpose(1, 2), y, reduction="sum"))
         n += y.numel()
     model.train(was_training)

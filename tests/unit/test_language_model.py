@@ -259,3 +259,63 @@ def test_the_stored_bpe_was_trained_on_the_training_split_only():
     meta = repro.checkpoint_meta(lm.RECIPE_NAMES[("en", "bpe")])
     split = lm_data.shakespeare_split()
     assert bpe.train_bpe(split.train_text, lm_data.BPE_VOCAB).to_str() == meta["config"]["tokenizer"]
+
+
+# ---------------------------------------------------------------- the long run (language_model_long)
+
+from course_lib.labs import language_model_long as lm_long  # noqa: E402
+
+
+def test_long_learning_rate_is_the_full_runs_schedule():
+    lr, warm, steps = lm_long.LONG_TRAIN["lr"], lm_long.LONG_TRAIN["warmup"], lm_long.LONG_TRAIN["steps"]
+    assert lm_long.long_learning_rate(0) == pytest.approx(lr / warm, rel=1e-15)
+    assert lm_long.long_learning_rate(warm - 1) == pytest.approx(lr, rel=1e-15) == lm_long.long_learning_rate(warm)
+    assert lm_long.long_learning_rate(steps) == pytest.approx(lr / 10, rel=1e-15)
+    # a prefix's step k sits on the full schedule: after warm-up it is not yet near the end
+    k = lm_long.CHECK_PREFIX - 1
+    assert lm_long.long_learning_rate(k) == pytest.approx(
+        lr * (0.1 + 0.45 * (1 + math.cos(math.pi * (k - warm) / (steps - warm)))), rel=1e-15)
+    assert lm_long.CHECK_PREFIX % lm_long.LONG_LOG_EVERY == 0 and lm_long.CHECK_PREFIX < steps
+
+
+def test_evaluate_reads_windows_of_the_given_context():
+    split = lm_data.TextSplit("en", "abcab" * 40, "abcabcab" * 20, "t")          # 160 held-out characters
+    corpus = lm_data.make_corpus(split, "char")
+    model = Uniform(corpus.vocab_size)
+    r = lm_eval.evaluate(model, corpus, ctx=50)
+    assert [tuple(s.shape) for s in model.seen] == [(3, 50), (1, 9)]          # 159 targets: 3 windows and 9 more
+    assert r["tokens"] == 159
+    with pytest.raises(ValueError, match="ctx"):
+        lm_eval.evaluate(model, corpus, ctx=0)
+
+
+def test_training_flops_and_bad_input():
+    assert lm_long.training_flops(1000, 2048) == 6 * 1000 * 2048
+    with pytest.raises(ValueError, match="parameters"):
+        lm_long.training_flops(0, 5)
+    with pytest.raises(ValueError, match="steps"):
+        lm_long.train_long(lm_long.long_corpus(), steps=lm_long.LONG_TRAIN["steps"] + 1)
+    with pytest.raises(TypeError, match="corpus"):
+        lm_long.train_long("text", steps=1)
+
+
+def test_the_long_checkpoint_fits_the_lab_and_records_its_run():
+    """A changed size, schedule or split without `make train` fails here; the stored lr curve is the
+    schedule and the held-out points sit every HELD_OUT_EVERY steps."""
+    rec = repro.RECIPES[lm_long.LONG_NAME]
+    assert (rec.check_prefix, rec.curve_tolerance) == (lm_long.CHECK_PREFIX, lm_long.CURVE_TOLERANCE)
+    meta = repro.checkpoint_meta(lm_long.LONG_NAME)
+    c, steps = meta["config"], lm_long.LONG_TRAIN["steps"]
+    assert c["train"] == lm_long.LONG_TRAIN and {k: c[k] for k in lm_long.LONG_SIZE} == lm_long.LONG_SIZE
+    assert (c["ctx"], c["batch_size"], c["tokens_seen"]) == (lm_long.LONG_CTX, lm_long.LONG_BATCH,
+                                                              steps * lm_long.LONG_BATCH * lm_long.LONG_CTX)
+    assert meta["check_prefix"] == {"steps": lm_long.CHECK_PREFIX, "curve_tolerance": lm_long.CURVE_TOLERANCE}
+    logged = list(range(lm_long.LONG_LOG_EVERY, steps + 1, lm_long.LONG_LOG_EVERY))
+    assert [int(k) for k in meta["curve"]] == logged == [int(k) for k in meta["lr"]]
+    assert all(meta["lr"][str(k)] == lm_long.long_learning_rate(k - 1) for k in logged)
+    assert [int(k) for k in meta["held_out"]] == list(range(lm_long.HELD_OUT_EVERY, steps + 1, lm_long.HELD_OUT_EVERY))
+    # the last held-out point was scored in float32, the metric in float64: the same model
+    assert meta["held_out"][str(steps)] == pytest.approx(meta["metrics"]["val_loss"], abs=1e-4)
+    r = lm_long.rescore_long()
+    for metric in ("val_loss", "bits_per_char"):
+        assert r[metric] == pytest.approx(meta["metrics"][metric], abs=1e-9)

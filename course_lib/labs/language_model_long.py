@@ -1,0 +1,155 @@
+"""Chapter 7's GPT lab, the longer run (``ch07_bert_gpt``): a larger character GPT on Shakespeare.
+
+The recipes of :mod:`course_lib.labs.language_model` train the small GPT
+(:data:`~course_lib.labs.language_model.GPT_SIZE`) for two and a half minutes.
+Recipe ``ch07-gpt-shakespeare-char-long`` trains a larger one (:data:`LONG_SIZE`,
+a context of :data:`LONG_CTX` characters) on the same split for about a quarter
+of an hour on two threads (``make train``). It is a *long* recipe
+(:func:`course_lib.repro.recipe`'s ``check_prefix``): ``tools/train.py --check``
+re-scores the stored checkpoint exactly and retrains only the first
+:data:`CHECK_PREFIX` steps, comparing them with the stored curve.
+
+The run records, besides the training curve, the learning rate at every logged
+step and the held-out loss every :data:`HELD_OUT_EVERY` steps, for chapter 7's
+plot of loss against training compute (:func:`training_flops`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch.nn import functional as F
+
+from .. import repro
+from .._validate import check_positive_int
+from ..models import GPT, GPTConfig
+from ..training import logged_curve, train
+from .language_model_data import TokenCorpus, make_corpus, shakespeare_split, windows
+from .language_model_eval import evaluate
+
+__all__ = ["LONG_NAME", "LONG_CTX", "LONG_SIZE", "LONG_TRAIN", "LONG_BATCH", "LONG_LOG_EVERY", "HELD_OUT_EVERY",
+           "CHECK_PREFIX", "CURVE_TOLERANCE", "long_corpus", "long_learning_rate", "build_long_gpt",
+           "train_long", "training_flops", "rescore_long"]
+
+LONG_NAME = "ch07-gpt-shakespeare-char-long"
+"""The recipe and checkpoint name."""
+LONG_CTX = 128
+"""Characters per training window, and the model's context length (the small GPT reads 64)."""
+LONG_SIZE = dict(d_model=128, num_heads=4, num_layers=3, d_ff=512, max_len=LONG_CTX, dropout=0.0)
+"""The larger GPT (the vocabulary size comes from the characters of the training text)."""
+LONG_TRAIN = dict(steps=500, lr=3e-3, warmup=50, optimizer="adamw", weight_decay=0.01, clip=1.0, seed=0)
+"""Training: AdamW, linear warm-up, then cosine decay to a tenth of ``lr`` over all ``steps``."""
+LONG_BATCH = 32
+"""Windows per step."""
+LONG_LOG_EVERY = 10
+"""One point of the training curve (mean loss) every this many steps."""
+HELD_OUT_EVERY = 50
+"""The run scores the held-out text (float32) every this many steps, and at its last step."""
+CHECK_PREFIX = 60
+"""``tools/train.py --check`` retrains this many steps (about two minutes on one thread)."""
+CURVE_TOLERANCE = 1e-5
+"""How far a retrained prefix's curve point may land from the stored one (absolute, nats). Measured
+over the first 60 steps against the stored run (AVX2, 2 threads): retrained under
+``ATEN_CPU_CAPABILITY=default`` (1 thread) the training curve differs by at most 4.8e-8; under AVX2
+(1 thread) by 9.5e-8, its held-out point by 2.0e-7. The tolerance leaves fifty times the largest for
+other kernels and thread counts."""
+
+
+def long_corpus() -> TokenCorpus:
+    """The character corpus of the Shakespeare split (the same as ``ch07-gpt-shakespeare-char``'s)."""
+    return make_corpus(shakespeare_split(), "char")
+
+
+def long_learning_rate(step: int) -> float:
+    """The full run's schedule at ``step``: linear warm-up, then cosine decay from ``lr`` to ``lr / 10``
+    over ``LONG_TRAIN["steps"]``; a prefix of the run uses the same values."""
+    lr, warm, steps = LONG_TRAIN["lr"], LONG_TRAIN["warmup"], LONG_TRAIN["steps"]
+    if step < warm:
+        return lr * (step + 1) / warm
+    progress = (step - warm) / max(1, steps - warm)
+    return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
+def build_long_gpt(vocab_size: int, seed: int = 0) -> GPT:
+    """The larger GPT (:data:`LONG_SIZE`, float32), weights drawn after ``torch.manual_seed(seed)``."""
+    vocab_size = check_positive_int(vocab_size, "vocab_size")
+    torch.manual_seed(check_positive_int(seed, "seed", minimum=0))
+    return GPT(GPTConfig(vocab_size=vocab_size, **LONG_SIZE))
+
+
+def train_long(corpus: TokenCorpus, steps: int | None = None, log_every: int | None = None) -> dict:
+    """Run the first ``steps`` steps (None: all) of the long recipe, with the full run's batches and schedule.
+
+    Returns:
+        ``{"model", "losses", "lr": {step: learning rate} at the logged steps,
+        "held_out": {step: held-out nats per character}}``, steps counted from 1.
+    """
+    total = LONG_TRAIN["steps"]
+    steps = total if steps is None else check_positive_int(steps, "steps")
+    if steps > total:
+        raise ValueError(f"steps must be at most the recipe's {total}, got {steps}")
+    if not isinstance(corpus, TokenCorpus):
+        raise TypeError(f"corpus must be a TokenCorpus, got {type(corpus).__name__}")
+    model = build_long_gpt(corpus.vocab_size)
+    g = torch.Generator().manual_seed(LONG_TRAIN["seed"])
+    starts = [torch.randint(len(corpus.train_ids) - LONG_CTX - 1, (LONG_BATCH,), generator=g)
+              for _ in range(steps)]                       # the first `steps` of the full run's batches
+
+    def loss_fn(m, s):
+        x, y = windows(corpus.train_ids, s, LONG_CTX)      # (B, LONG_CTX) each
+        return F.cross_entropy(m(x).transpose(1, 2), y)
+
+    rates, held_out = {}, {}
+
+    def lr(step):
+        rates[step + 1] = long_learning_rate(step)
+        return rates[step + 1]
+
+    def on_step(step, _loss):
+        if (step + 1) % HELD_OUT_EVERY == 0 or step + 1 == total:
+            held_out[step + 1] = evaluate(model, corpus, ctx=LONG_CTX)["val_loss"]
+            if log_every:
+                print(f"  step {step + 1} · held-out {held_out[step + 1]:.4f}", flush=True)
+
+    kw = {k: v for k, v in LONG_TRAIN.items() if k not in ("steps", "lr", "warmup")}
+    losses = train(model, starts.__getitem__, loss_fn, steps=steps, lr=lr, on_step=on_step,
+                   log_every=log_every, **kw)
+    logged = logged_curve(losses, LONG_LOG_EVERY)
+    return {"model": model, "losses": losses, "curve": logged,
+            "lr": {s: rates[s] for s in logged}, "held_out": held_out}
+
+
+def training_flops(parameters: int, tokens: int) -> float:
+    """The usual estimate of training compute: ``6 · parameters · tokens`` floating-point operations."""
+    return 6.0 * check_positive_int(parameters, "parameters") * check_positive_int(tokens, "tokens")
+
+
+def rescore_long(directory=None) -> dict:
+    """Load the stored checkpoint in float64 and score the held-out text again: its metrics."""
+    corpus = long_corpus()
+    model = GPT(GPTConfig(vocab_size=corpus.vocab_size, **LONG_SIZE))
+    repro.load_checkpoint(LONG_NAME, model, directory=directory, dtype=torch.float64)
+    scores = evaluate(model, corpus, ctx=LONG_CTX)
+    return {k: scores[k] for k in ("val_loss", "bits_per_char")}
+
+
+@repro.recipe(LONG_NAME, chapter="ch07", tolerance={"val_loss": 0.02, "bits_per_char": 0.03},
+              check_prefix=CHECK_PREFIX, curve_tolerance=CURVE_TOLERANCE, rescore=rescore_long,
+              data="a larger character-level GPT (context 128) on the same Shakespeare split as "
+                   "ch07-gpt-shakespeare-char; evaluated on the same held-out text")
+def shakespeare_char_long_recipe(steps: int | None = None) -> dict:
+    """Chapter 7: the larger character GPT, trained for about a quarter of an hour (``steps``: a prefix)."""
+    corpus = long_corpus()
+    run = train_long(corpus, steps, log_every=50)
+    out = {"curve": run["curve"], "lr": run["lr"], "held_out": run["held_out"], "model": run["model"]}
+    if steps is None or steps == LONG_TRAIN["steps"]:
+        model = run["model"]
+        scores = evaluate(model.double(), corpus, ctx=LONG_CTX)
+        out["model"] = model.float()
+        out["metrics"] = {k: scores[k] for k in ("val_loss", "bits_per_char")}
+        out["config"] = {"language": "en", "tokens": "char", "vocab_size": corpus.vocab_size, "ctx": LONG_CTX,
+                         "batch_size": LONG_BATCH, "log_every": LONG_LOG_EVERY, "held_out_every": HELD_OUT_EVERY,
+                         "dtype": "float32", "split": corpus.split.description, **LONG_SIZE,
+                         "train": dict(LONG_TRAIN), "tokens_seen": LONG_TRAIN["steps"] * LONG_BATCH * LONG_CTX}
+    return out
