@@ -6,5 +6,6 @@
 - ``positional``: the geometry of sinusoidal position vectors (chapter 4);
 - ``rnn``: vanishing gradients and sequential time of an RNN (chapter 1);
 - ``mel``: log-mel features of audio, the input of the speech model (chapter 10);
-- ``maxmatch``: dictionary maximum-matching word segmentation, the baseline of chapter 7's tagger.
+- ``maxmatch``: dictionary maximum-matching word segmentation, the baseline of chapter 7's tagger;
+- ``edit``: edit (Levenshtein) distance, behind chapter 5's phoneme and chapter 10's character error rates.
 """

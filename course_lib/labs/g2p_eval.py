@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from ..analysis.edit import levenshtein
+
 __all__ = ["edit_distance", "closest", "score", "FOREIGN_SPELLING", "GROUPS", "word_group", "PUBLISHED"]
 
 
@@ -28,14 +30,7 @@ def _check_seq(x, name: str) -> tuple:
 
 def edit_distance(a, b) -> int:
     """Fewest substitutions, insertions and deletions turning sequence ``a`` into ``b`` (chapter 5)."""
-    a, b = _check_seq(a, "a"), _check_seq(b, "b")
-    prev = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        cur = [i]
-        for j, y in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
-        prev = cur
-    return prev[-1]
+    return levenshtein(_check_seq(a, "a"), _check_seq(b, "b"))
 
 
 def closest(prediction, references) -> tuple[int, int]:

@@ -16,17 +16,9 @@ import torch
 
 from .. import repro
 from .tagging_data import TAGS, _check_words, build_vocabs, load_split, tags_to_words, word_tags
-from .tagging_eval import score, word_recall
+from .tagging_eval import _spans, score, word_recall
 
 __all__ = ["word_scores", "segmentation_metrics", "encoder_decoder_metrics", "ENCODER_DECODER"]
-
-
-def _spans(words):
-    out, start = set(), 0
-    for w in words:
-        out.add((start, start + len(w)))
-        start += len(w)
-    return out
 
 
 def word_scores(predicted_words, gold_clauses) -> dict[str, float]:

@@ -35,6 +35,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..analysis.edit import levenshtein
 from .._validate import check_choice, check_positive_int
 from ..data import data_path
 from ..models.speech import SpeechTransformer, SpeechTransformerConfig
@@ -199,14 +200,9 @@ def transcribe(model, data: SpeechData, index=None, batch_size: int = 100) -> li
 
 
 def edit_distance(a, b) -> int:
-    """Levenshtein distance between two sequences (insertions, deletions, substitutions cost 1)."""
-    prev = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        cur = [i]
-        for j, y in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
-        prev = cur
-    return prev[-1]
+    """Levenshtein distance between two sequences (insertions, deletions, substitutions cost 1;
+    :func:`course_lib.analysis.edit.levenshtein`)."""
+    return levenshtein(a, b)
 
 
 def cer(refs, hyps) -> float:

@@ -135,3 +135,13 @@ def test_stored_checkpoint_metrics_recompute_from_the_weights(kind):
     for metric in ("per", "wer"):
         assert got[metric] == pytest.approx(meta["metrics"][metric], abs=1e-12)
     assert meta["config"]["test_words"] == len(test)
+
+
+def test_levenshtein_is_the_one_edit_distance_of_chapters_5_and_10():
+    from course_lib.analysis.edit import levenshtein
+    from course_lib.labs import speech
+    # worked by hand: kitten -> sitting is 3 (k->s, e->i, +g); flaw -> lawn is 2 (-f, +n)
+    assert levenshtein("kitten", "sitting") == 3 and levenshtein("flaw", "lawn") == 2
+    assert levenshtein((), ("AH",)) == 1 and levenshtein(("AH",), ()) == 1
+    assert GE.edit_distance(("F", "L", "AO"), ("L", "AO", "N")) == 2
+    assert speech.edit_distance("flaw", "lawn") == 2
