@@ -24,6 +24,9 @@
 - ``textclf``, ``sentiment``, ``wordclass``, ``capstone``, ``compression``, ``serving``: the
   capstone's classifiers on real Chinese text (review sentiment; the part of speech of unseen
   words), their cheaper-attention variants, made smaller, served (chapter 8);
+- ``pretrain``, ``gpt_finetune``: the sentiment encoder pretrained as a masked LM on unlabelled text
+  (training reviews and People's Daily) then fine-tuned, and chapter 7's People's Daily GPT
+  fine-tuned from its last token, against the same models from scratch (chapter 8);
 - ``modern``: rotary and ALiBi positions, pre-LN against post-LN (chapter 9);
 - ``speech``: a Speech Transformer on spoken digits in English and Mandarin, made offline with
   espeak-ng, with held-out voices (chapter 10).
