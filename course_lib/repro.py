@@ -180,7 +180,11 @@ class Recipe:
             curve point may land from the stored one.
         rescore: with ``check_prefix``: ``directory -> metrics``, the held-out
             metrics of the checkpoint stored in ``directory`` (None: data/checkpoints),
-            evaluated in float64.
+            evaluated in float64; None: the recipe's own evaluation scores the
+            stored weights (see :func:`recipe`).
+        check_call: with ``check_prefix`` and no ``rescore``: which call of
+            :func:`course_lib.training.train` (from 1) trains the stored model.
+        rescore_tolerance: how far a re-scored metric may land from the stored one.
     """
 
     name: str
@@ -191,6 +195,8 @@ class Recipe:
     check_prefix: int | None = None
     curve_tolerance: float | None = None
     rescore: Callable | None = None
+    check_call: int = 1
+    rescore_tolerance: float = 1e-9
 
 
 #: Every recipe, by name; filled by :func:`recipe` when a lab module is imported.
@@ -202,7 +208,8 @@ RESCORE_TOLERANCE = 1e-9
 
 
 def recipe(name: str, *, chapter: str, tolerance: dict, data: str, check_prefix: int | None = None,
-           curve_tolerance: float | None = None, rescore: Callable | None = None):
+           curve_tolerance: float | None = None, rescore: Callable | None = None, check_call: int = 1,
+           rescore_tolerance: float | None = None):
     """Decorator: register a training function as the recipe of checkpoint ``name``.
 
     A recipe that retrains in about two minutes on one thread is a function
@@ -219,6 +226,17 @@ def recipe(name: str, *, chapter: str, tolerance: dict, data: str, check_prefix:
     :data:`RESCORE_TOLERANCE`, and (b) retrains the prefix and requires each of
     its curve points within ``curve_tolerance`` of the stored one and each
     learning rate equal to the stored one.
+
+    A recipe of ``() -> dict`` may declare ``check_prefix=N`` without ``rescore``: its
+    check then goes through the one training loop (:func:`course_lib.training.checking`),
+    with ``check_call`` naming the call of ``train`` that trains the stored model.
+    ``tools/train.py --check`` (a) runs the recipe with the stored weights standing in for
+    that training (checked against their SHA-256, loaded strictly), so the recipe's own
+    evaluation re-scores them and every stored metric must come back within
+    ``rescore_tolerance`` (default :data:`RESCORE_TOLERANCE`: the recipes evaluate in
+    float64; a looser one states why), and (b) runs the recipe again, stops that call after
+    its first ``N`` steps, and requires each stored curve point up to ``N`` within
+    ``curve_tolerance``.
     """
     _check_name(name)
     if not isinstance(tolerance, dict) or not tolerance:
@@ -228,15 +246,22 @@ def recipe(name: str, *, chapter: str, tolerance: dict, data: str, check_prefix:
             raise ValueError(f"check_prefix must be a positive integer (steps) or None, got {check_prefix!r}")
         if curve_tolerance is None or _number(curve_tolerance, "curve_tolerance") <= 0:
             raise ValueError("curve_tolerance must be a positive number when check_prefix is given")
-        if not callable(rescore):
-            raise ValueError("rescore must be a function directory -> metrics when check_prefix is given")
-    elif curve_tolerance is not None or rescore is not None:
-        raise ValueError("curve_tolerance and rescore belong to a recipe with check_prefix")
+        if rescore is not None and not callable(rescore):
+            raise ValueError("rescore must be None or a function directory -> metrics")
+        if isinstance(check_call, bool) or not isinstance(check_call, numbers.Integral) or check_call < 1:
+            raise ValueError(f"check_call must be a positive integer (which call of train), got {check_call!r}")
+        if rescore_tolerance is not None and _number(rescore_tolerance, "rescore_tolerance") <= 0:
+            raise ValueError("rescore_tolerance must be a positive number")
+    elif curve_tolerance is not None or rescore is not None or check_call != 1 or rescore_tolerance is not None:
+        raise ValueError("curve_tolerance, rescore, check_call and rescore_tolerance belong to a recipe "
+                         "with check_prefix")
 
     def wrap(fn):
         RECIPES[name] = Recipe(name, chapter, fn, dict(tolerance), data,
                                None if check_prefix is None else int(check_prefix),
-                               None if curve_tolerance is None else float(curve_tolerance), rescore)
+                               None if curve_tolerance is None else float(curve_tolerance), rescore,
+                               int(check_call), RESCORE_TOLERANCE if rescore_tolerance is None
+                               else float(rescore_tolerance))
         return fn
     return wrap
 

@@ -15,6 +15,7 @@ compares everything except the banded number.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Callable
 
 import torch
@@ -22,7 +23,7 @@ import torch
 from ._validate import check_choice, check_positive_int, check_positive_number
 from .repro import band_for
 
-__all__ = ["train", "OPTIMIZERS"]
+__all__ = ["train", "OPTIMIZERS", "checking", "PrefixReached"]
 
 OPTIMIZERS = ("adam", "adamw")
 
@@ -107,6 +108,12 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
     if not params:
         raise ValueError("model has no trainable parameters")
 
+    stand_in = _checked_call(steps)
+    if stand_in is not None:                  # tools/train.py --check: the stored weights stand in
+        model.load_state_dict(stand_in["state"], strict=True)
+        model.eval()
+        return list(stand_in["losses"])
+    stop = _CHECK["stop_after"] if _CHECK and _CHECK["active"] else None
     if seed is not None:
         torch.manual_seed(check_positive_int(seed, "seed", minimum=0))
     opt_cls = torch.optim.AdamW if optimizer == "adamw" else torch.optim.Adam
@@ -136,6 +143,8 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
         losses.append(float(loss.detach()))
         if on_step is not None:
             on_step(step, losses[-1])
+        if stop is not None and step + 1 == stop:
+            raise PrefixReached(losses)
         if log_every is not None and ((step + 1) % log_every == 0 or step + 1 == steps):
             window = losses[since:]
             mean = sum(window) / len(window)
@@ -165,3 +174,72 @@ def logged_curve(losses, log_every: int) -> dict[int, float]:
 
 
 __all__.append("logged_curve")
+
+
+# ---- tools/train.py --check of a long recipe (course_lib.repro.recipe's check_prefix) ----------------
+_CHECK: dict | None = None
+
+
+class PrefixReached(Exception):
+    """Raised by :func:`train` inside ``checking(stop_after=N)`` once the checked call has run
+    ``N`` steps; ``losses`` holds their losses."""
+
+    def __init__(self, losses):
+        super().__init__(f"the first {len(losses)} steps are done")
+        self.losses = list(losses)
+
+
+@contextlib.contextmanager
+def checking(*, call: int = 1, stop_after: int | None = None, state: dict | None = None,
+             losses=None):
+    """Check a recipe without training it whole: inside this context the ``call``-th call of
+    :func:`train` (counted from 1) is the recipe's main training run, and it either
+
+    - ``stop_after=N``: runs its first ``N`` steps exactly as the full run would (same seed,
+      batches and learning rates: the schedule belongs to the caller and knows the full length)
+      and raises :class:`PrefixReached` with their losses; or
+    - ``state=…, losses=…``: does not train: it loads ``state`` (the stored weights, strict)
+      into the model and returns ``losses`` (the stored per-step losses) as if it had trained,
+      so that the recipe's own evaluation code scores the stored weights.
+
+    Other calls of :func:`train` (baselines, helper models) run as usual. A recipe whose
+    ``call``-th call does not happen, or has fewer than ``N`` steps, raises ``ValueError``.
+    """
+    global _CHECK
+    call = check_positive_int(call, "call")
+    if (stop_after is None) == (state is None):
+        raise ValueError("give exactly one of stop_after (retrain a prefix) and state (score stored weights)")
+    if stop_after is not None:
+        stop_after = check_positive_int(stop_after, "stop_after")
+    elif losses is None:
+        raise ValueError("state needs losses: the per-step losses train() returns in its place")
+    if _CHECK is not None:
+        raise RuntimeError("checking() contexts do not nest")
+    _CHECK = {"call": call, "stop_after": stop_after, "state": state, "losses": losses, "seen": 0,
+              "active": False}
+    try:
+        yield
+        if _CHECK["seen"] < call:
+            raise ValueError(f"the recipe called train() {_CHECK['seen']} time(s); call={call} never happened")
+    finally:
+        _CHECK = None
+
+
+def _checked_call(steps: int):
+    """Inside :func:`checking`: count this call of :func:`train`; return the stand-in (stored
+    weights and losses) if this is the checked call in ``state`` mode, else None."""
+    if _CHECK is None:
+        return None
+    _CHECK["seen"] += 1
+    _CHECK["active"] = _CHECK["seen"] == _CHECK["call"]
+    if not _CHECK["active"]:
+        return None
+    if _CHECK["stop_after"] is not None:
+        if steps < _CHECK["stop_after"]:
+            raise ValueError(f"check_prefix {_CHECK['stop_after']} exceeds the checked train() call's "
+                             f"{steps} steps")
+        return None
+    if len(_CHECK["losses"]) != steps:
+        raise ValueError(f"the stored curve covers {len(_CHECK['losses'])} steps, the checked train() call "
+                         f"has {steps}: the recipe changed since its checkpoint was made")
+    return {"state": _CHECK["state"], "losses": _CHECK["losses"]}

@@ -64,7 +64,8 @@ def run(names, directory=None) -> dict:
         extra = {"train_seconds": round(seconds, 1), "train_cpu_seconds": round(time.process_time() - cpu, 1)}
         if rec.check_prefix is not None:
             extra["check_prefix"] = {"steps": rec.check_prefix, "curve_tolerance": rec.curve_tolerance}
-            extra["lr"] = {str(k): float(v) for k, v in _points(out["lr"]).items()}
+            if out.get("lr"):
+                extra["lr"] = {str(k): float(v) for k, v in _points(out["lr"]).items()}
             if out.get("held_out"):
                 extra["held_out"] = {str(k): float(v) for k, v in _points(out["held_out"]).items()}
         path = repro.save_checkpoint(name, out["model"], metrics=out["metrics"], config=out.get("config"),
@@ -105,8 +106,88 @@ def compare_prefix(stored: dict, fresh: dict, steps: int, curve_tolerance: float
     return failures
 
 
+def expand_curve(curve: dict) -> list[float]:
+    """Per-step losses whose logged means are the stored ``curve`` ({step: mean over the steps
+    since the previous point}): each step gets its window's mean."""
+    losses, since = [], 0
+    for step, mean in sorted(_points(curve).items()):
+        losses += [mean] * (step - since)
+        since = step
+    return losses
+
+
+def window_means(losses, steps) -> dict:
+    """The mean of ``losses`` over each window that ends at one of ``steps`` (sorted, from 1)."""
+    out, since = {}, 0
+    for step in sorted(steps):
+        out[step] = sum(losses[since:step]) / (step - since)
+        since = step
+    return out
+
+
+def check_through_loop(name: str, rec, directory=None) -> int:
+    """A long recipe without its own ``rescore``: both halves go through the one training loop
+    (:func:`course_lib.training.checking`). First the stored weights stand in for the training
+    and the recipe's own evaluation re-scores them; then the recipe runs again and stops after
+    ``check_prefix`` steps, whose logged means must match the stored curve."""
+    from pathlib import Path
+
+    from safetensors.torch import load_file
+
+    from course_lib import training
+
+    stored = repro.checkpoint_meta(name, directory)
+    steps = rec.check_prefix
+    print(f"check {name}: PREFIX mode — score the stored weights with the recipe's own evaluation, "
+          f"then retrain the first {steps} steps of the full run", flush=True)
+    failures = 0
+    start = time.perf_counter()
+    path = Path(directory or repro.checkpoint_dir()) / f"{name}.safetensors"
+    digest = repro.sha256(path)
+    rescored = {}
+    if digest != stored["sha256"]:
+        print(f"FAIL {name}: {path.name} does not match its provenance (sha256 {digest[:12]}…)")
+        failures += 1
+    else:
+        try:
+            with training.checking(call=rec.check_call, state=load_file(str(path)),
+                                   losses=expand_curve(stored["curve"])):
+                repro.setup(0)
+                rescored = rec.fn()["metrics"]
+        except (ValueError, RuntimeError) as err:      # the stored weights no longer fit the recipe
+            print(f"FAIL {name}: the stored weights cannot stand in for its training: {err}")
+            failures += 1
+    for metric, old in stored["metrics"].items():
+        new = rescored.get(metric)
+        ok = new is not None and abs(new - old) <= rec.rescore_tolerance
+        failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {name} {metric}: stored {old!r}, re-scored {new!r}, "
+              f"tolerance ±{rec.rescore_tolerance:g}")
+    print(f"     re-scored in {time.perf_counter() - start:.1f} s", flush=True)
+    start = time.perf_counter()
+    losses = None
+    try:
+        with training.checking(call=rec.check_call, stop_after=steps):
+            repro.setup(0)
+            rec.fn()
+    except training.PrefixReached as reached:
+        losses = reached.losses
+    except ValueError as err:
+        print(f"FAIL {name}: the prefix cannot be retrained: {err}")
+    if losses is None:
+        return failures + 1
+    ends = [k for k in _points(stored["curve"]) if k <= steps]
+    fresh = {"curve": window_means(losses, ends)}
+    failures += compare_prefix(stored, fresh, steps, rec.curve_tolerance, name)
+    print(f"     prefix of {steps} steps retrained in {time.perf_counter() - start:.1f} s "
+          f"(the full run took {stored.get('train_seconds', '?')} s)", flush=True)
+    return failures
+
+
 def check_long(name: str, rec, directory=None) -> int:
     """A long recipe's check: re-score the stored checkpoint exactly, then retrain its prefix."""
+    if rec.rescore is None:
+        return check_through_loop(name, rec, directory)
     stored = repro.checkpoint_meta(name, directory)
     failures = 0
     print(f"check {name}: PREFIX mode — re-score the stored checkpoint (float64), then retrain the first "
