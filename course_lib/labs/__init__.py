@@ -29,7 +29,8 @@
   fine-tuned from its last token, against the same models from scratch (chapter 8);
 - ``modern``: rotary and ALiBi positions, pre-LN against post-LN (chapter 9);
 - ``speech``: a Speech Transformer on spoken digits in English and Mandarin, made offline with
-  espeak-ng, with held-out voices (chapter 10).
+  espeak-ng, with held-out voices (chapter 10); why its long strings fail (errors by position) in
+  ``speech_errors``, its CTC head and joint decoding in ``speech_decode``, a longer run in ``speech_long``.
 
 Every model here trains through :func:`course_lib.training.train`. A lab past about 300 lines is
 split at its seams: ``<lab>_data`` (corpus, splits, batches), ``<lab>_eval`` (metrics,
