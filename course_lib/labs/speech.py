@@ -15,7 +15,9 @@ Training (:func:`fit`, :data:`TRAINING`): AdamW with warm-up and cosine decay;
 the loss (:func:`loss_fn`) is half the decoder's cross-entropy and half a CTC
 loss on the encoder's frames (joint CTC-attention training, as in ESPnet's
 Speech Transformer), which teaches the encoder where each digit is and lets the
-cross-attention find it within the 2-minute budget. Decoding uses the decoder only.
+cross-attention find it within the 2-minute budget. Decoding uses the decoder only; the CTC
+head's own transcripts and joint decoding are in :mod:`course_lib.labs.speech_decode`, errors by
+position in :mod:`course_lib.labs.speech_errors`, a longer run in :mod:`course_lib.labs.speech_long`.
 
 Metrics (:func:`evaluate`, float64, greedy decoding): character (digit) error
 rate, the edit distance over the reference length; sequence accuracy; the
