@@ -140,6 +140,8 @@ def test_bad_decode_input_is_named(stored):
         D.joint_transcribe(model, test, [0], ctc_weight=1.5)
     with pytest.raises(ValueError, match="candidates must hold one"):
         D.joint_scores(model, test, [0, 1], [("en", "1")])
+    with pytest.raises(ValueError, match="att_hyps and ctc_hyps must hold one transcript per index"):
+        D.joint_transcribe(model, test, [0, 1], att_hyps=[("en", "1")], ctc_hyps=[("en", "1"), ("en", "2")])
     with pytest.raises(ValueError, match="batch_size must be an integer >= 1"):
         D.ctc_transcribe(model, test, [0], batch_size=0)
 
