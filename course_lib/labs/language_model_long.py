@@ -11,7 +11,8 @@ re-scores the stored checkpoint exactly and retrains only the first
 
 The run records, besides the training curve, the learning rate at every logged
 step and the held-out loss every :data:`HELD_OUT_EVERY` steps, for chapter 7's
-plot of loss against training compute (:func:`training_flops`).
+plot of loss against training compute (:func:`training_flops`). The loop itself, :func:`run_long`, also
+trains the longer Chinese run of :mod:`course_lib.labs.language_model_long_zh`.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from .language_model_data import TokenCorpus, make_corpus, shakespeare_split, wi
 from .language_model_eval import evaluate
 
 __all__ = ["LONG_NAME", "LONG_CTX", "LONG_SIZE", "LONG_TRAIN", "LONG_BATCH", "LONG_LOG_EVERY", "HELD_OUT_EVERY",
-           "CHECK_PREFIX", "CURVE_TOLERANCE", "long_corpus", "long_learning_rate", "build_long_gpt",
-           "train_long", "training_flops", "rescore_long"]
+           "CHECK_PREFIX", "CURVE_TOLERANCE", "long_corpus", "cosine_learning_rate", "long_learning_rate",
+           "build_long_gpt", "run_long", "train_long", "training_flops", "rescore_long"]
 
 LONG_NAME = "ch07-gpt-shakespeare-char-long"
 """The recipe and checkpoint name."""
@@ -61,14 +62,19 @@ def long_corpus() -> TokenCorpus:
     return make_corpus(shakespeare_split(), "char")
 
 
+def cosine_learning_rate(step: int, lr: float, warmup: int, steps: int) -> float:
+    """Linear warm-up over ``warmup`` steps to ``lr``, then cosine decay to ``lr / 10`` at ``steps``
+    (``step`` counted from 0): the schedule of both long runs."""
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    progress = (step - warmup) / max(1, steps - warmup)
+    return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
 def long_learning_rate(step: int) -> float:
     """The full run's schedule at ``step``: linear warm-up, then cosine decay from ``lr`` to ``lr / 10``
     over ``LONG_TRAIN["steps"]``; a prefix of the run uses the same values."""
-    lr, warm, steps = LONG_TRAIN["lr"], LONG_TRAIN["warmup"], LONG_TRAIN["steps"]
-    if step < warm:
-        return lr * (step + 1) / warm
-    progress = (step - warm) / max(1, steps - warm)
-    return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+    return cosine_learning_rate(step, LONG_TRAIN["lr"], LONG_TRAIN["warmup"], LONG_TRAIN["steps"])
 
 
 def build_long_gpt(vocab_size: int, seed: int = 0) -> GPT:
@@ -76,6 +82,61 @@ def build_long_gpt(vocab_size: int, seed: int = 0) -> GPT:
     vocab_size = check_positive_int(vocab_size, "vocab_size")
     torch.manual_seed(check_positive_int(seed, "seed", minimum=0))
     return GPT(GPTConfig(vocab_size=vocab_size, **LONG_SIZE))
+
+
+def run_long(model, corpus: TokenCorpus, *, ctx: int, batch: int, train_cfg: dict, steps: int, log_every,
+             held_out_every: int, curve_every: int, loss_fn=None) -> dict:
+    """The first ``steps`` steps of a long run (both long recipes): the full run's seeded batches of
+    ``batch`` windows of ``ctx`` tokens and its schedule (:func:`cosine_learning_rate` over
+    ``train_cfg["steps"]``); the held-out text scored every ``held_out_every`` steps and at the last.
+
+    ``loss_fn(logits, y)``, logits ``(B, ctx, V)`` and targets ``(B, ctx)``: the mean next-token
+    cross-entropy (None: ``F.cross_entropy(logits.transpose(1, 2), y)``).
+
+    Returns:
+        ``{"model", "losses", "curve": mean loss every curve_every steps, "lr": {step: learning rate}
+        at the curve's steps, "held_out": {step: held-out nats per token}}``, steps counted from 1.
+    """
+    total = train_cfg["steps"]
+    steps = check_positive_int(steps, "steps")
+    for name, value in (("ctx", ctx), ("batch", batch), ("held_out_every", held_out_every),
+                        ("curve_every", curve_every)):
+        check_positive_int(value, name)
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if steps > total:
+        raise ValueError(f"steps must be at most the recipe's {total}, got {steps}")
+    if not isinstance(corpus, TokenCorpus):
+        raise TypeError(f"corpus must be a TokenCorpus, got {type(corpus).__name__}")
+    g = torch.Generator().manual_seed(train_cfg["seed"])
+    starts = [torch.randint(len(corpus.train_ids) - ctx - 1, (batch,), generator=g)
+              for _ in range(steps)]                       # the first `steps` of the full run's batches
+    if loss_fn is None:
+        def loss_fn(logits, y):
+            return F.cross_entropy(logits.transpose(1, 2), y)
+
+    def next_token_loss(m, s):
+        x, y = windows(corpus.train_ids, s, ctx)           # (B, ctx) each
+        return loss_fn(m(x), y)                            # logits (B, ctx, V)
+
+    rates, held_out = {}, {}
+
+    def lr(step):
+        rates[step + 1] = cosine_learning_rate(step, train_cfg["lr"], train_cfg["warmup"], total)
+        return rates[step + 1]
+
+    def on_step(step, _loss):
+        if (step + 1) % held_out_every == 0 or step + 1 == total:
+            held_out[step + 1] = evaluate(model, corpus, ctx=ctx)["val_loss"]
+            if log_every:
+                print(f"  step {step + 1} · held-out {held_out[step + 1]:.4f}", flush=True)
+
+    kw = {k: v for k, v in train_cfg.items() if k not in ("steps", "lr", "warmup")}
+    losses = train(model, starts.__getitem__, next_token_loss, steps=steps, lr=lr, on_step=on_step,
+                   log_every=log_every, **kw)
+    logged = logged_curve(losses, curve_every)
+    return {"model": model, "losses": losses, "curve": logged,
+            "lr": {s: rates[s] for s in logged}, "held_out": held_out}
 
 
 def train_long(corpus: TokenCorpus, steps: int | None = None, log_every: int | None = None) -> dict:
@@ -91,33 +152,9 @@ def train_long(corpus: TokenCorpus, steps: int | None = None, log_every: int | N
         raise ValueError(f"steps must be at most the recipe's {total}, got {steps}")
     if not isinstance(corpus, TokenCorpus):
         raise TypeError(f"corpus must be a TokenCorpus, got {type(corpus).__name__}")
-    model = build_long_gpt(corpus.vocab_size)
-    g = torch.Generator().manual_seed(LONG_TRAIN["seed"])
-    starts = [torch.randint(len(corpus.train_ids) - LONG_CTX - 1, (LONG_BATCH,), generator=g)
-              for _ in range(steps)]                       # the first `steps` of the full run's batches
-
-    def loss_fn(m, s):
-        x, y = windows(corpus.train_ids, s, LONG_CTX)      # (B, LONG_CTX) each
-        return F.cross_entropy(m(x).transpose(1, 2), y)
-
-    rates, held_out = {}, {}
-
-    def lr(step):
-        rates[step + 1] = long_learning_rate(step)
-        return rates[step + 1]
-
-    def on_step(step, _loss):
-        if (step + 1) % HELD_OUT_EVERY == 0 or step + 1 == total:
-            held_out[step + 1] = evaluate(model, corpus, ctx=LONG_CTX)["val_loss"]
-            if log_every:
-                print(f"  step {step + 1} · held-out {held_out[step + 1]:.4f}", flush=True)
-
-    kw = {k: v for k, v in LONG_TRAIN.items() if k not in ("steps", "lr", "warmup")}
-    losses = train(model, starts.__getitem__, loss_fn, steps=steps, lr=lr, on_step=on_step,
-                   log_every=log_every, **kw)
-    logged = logged_curve(losses, LONG_LOG_EVERY)
-    return {"model": model, "losses": losses, "curve": logged,
-            "lr": {s: rates[s] for s in logged}, "held_out": held_out}
+    return run_long(build_long_gpt(corpus.vocab_size), corpus, ctx=LONG_CTX, batch=LONG_BATCH,
+                    train_cfg=LONG_TRAIN, steps=steps, log_every=log_every, held_out_every=HELD_OUT_EVERY,
+                    curve_every=LONG_LOG_EVERY)
 
 
 def training_flops(parameters: int, tokens: int) -> float:

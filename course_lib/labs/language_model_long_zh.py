@@ -1,0 +1,166 @@
+"""Chapter 7's GPT lab, the longer Chinese run (``ch07_bert_gpt``): a larger character GPT on People's Daily.
+
+Recipe ``ch07-gpt-peoples-daily`` trains the small GPT for two and a half minutes and
+ends only a few per cent below the add-one bigram in bits per character. Recipe
+``ch07-gpt-peoples-daily-long`` (:data:`ZH_LONG_NAME`) reads the same corpus, the same
+characters (:func:`course_lib.labs.language_model.corpus_for`, ``"zh"``) and the same
+split with a larger GPT (:data:`ZH_LONG_SIZE`, a context of :data:`ZH_LONG_CTX`
+characters) for much longer. The goal set for it, :data:`ZH_GOAL` fewer bits per held-out
+character than the bigram (:func:`fewer_bits`), is not reached: 1000 steps (some eleven minutes
+of CPU time) bring it to about 12.7 %, and chapter 7 says why and how far the goal is. It is a long recipe like
+``ch07-gpt-shakespeare-char-long`` and runs through the same loop
+(:func:`course_lib.labs.language_model_long.run_long`): ``tools/train.py --check``
+re-scores the stored checkpoint exactly in float64 and retrains only the first
+:data:`ZH_CHECK_PREFIX` steps against the stored curve.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch.nn import functional as F
+
+from .. import repro
+from .._validate import check_positive_int, check_positive_number
+from ..models import GPT, GPTConfig
+from .language_model import corpus_for
+from .language_model_data import TokenCorpus
+from .language_model_eval import baselines, evaluate
+from .language_model_long import cosine_learning_rate, run_long
+
+__all__ = ["ZH_LONG_NAME", "ZH_LONG_CTX", "ZH_LONG_SIZE", "ZH_LONG_TRAIN", "ZH_LONG_BATCH", "ZH_LONG_LOG_EVERY",
+           "ZH_HELD_OUT_EVERY", "ZH_CHECK_PREFIX", "ZH_CURVE_TOLERANCE", "ZH_GOAL", "zh_long_corpus",
+           "zh_long_learning_rate", "build_zh_long_gpt", "flat_cross_entropy", "train_zh_long", "fewer_bits",
+           "rescore_zh_long"]
+
+ZH_LONG_NAME = "ch07-gpt-peoples-daily-long"
+"""The recipe and checkpoint name."""
+ZH_LONG_CTX = 128
+"""Characters per training window, and the model's context length (the small GPT reads 64)."""
+ZH_LONG_SIZE = dict(d_model=128, num_heads=4, num_layers=3, d_ff=512, max_len=ZH_LONG_CTX, dropout=0.0)
+"""The larger GPT (the vocabulary, 2244 characters and ``<unk>``, comes from the training text)."""
+ZH_LONG_TRAIN = dict(steps=1000, lr=3e-3, warmup=50, optimizer="adamw", weight_decay=0.01, clip=1.0, seed=0)
+"""Training: AdamW, linear warm-up, then cosine decay to a tenth of ``lr`` over all ``steps``."""
+ZH_LONG_BATCH = 32
+"""Windows per step."""
+ZH_LONG_LOG_EVERY = 10
+"""One point of the training curve (mean loss) every this many steps."""
+ZH_HELD_OUT_EVERY = 100
+"""The run scores the held-out text (float32) every this many steps, and at its last step."""
+ZH_CHECK_PREFIX = 40
+"""``tools/train.py --check`` retrains this many steps (about 30 s on one thread of an idle machine)."""
+ZH_CURVE_TOLERANCE = 1e-5
+"""How far a retrained prefix's curve point may land from the stored one (absolute, nats). Measured
+over the first 40 steps against the stored run (AVX2, 1 thread): retrained under
+``ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2`` (1 thread) the four curve points
+differ by at most 1.4e-7; retrained under AVX2 (1 thread, ``tools/train.py --check``) by 0.
+The tolerance leaves seventy times the largest for other kernels and thread counts."""
+ZH_GOAL = 0.20
+"""The goal of this run: at least this share fewer bits per held-out character than the add-one bigram."""
+
+
+def zh_long_corpus() -> TokenCorpus:
+    """The People's Daily characters and split of ``ch07-gpt-peoples-daily`` (the same vocabulary)."""
+    return corpus_for("zh", "char")
+
+
+def zh_long_learning_rate(step: int) -> float:
+    """The full run's schedule at ``step`` (from 0): warm-up, then cosine from ``lr`` to ``lr / 10``
+    over ``ZH_LONG_TRAIN["steps"]``; a prefix of the run uses the same values."""
+    return cosine_learning_rate(step, ZH_LONG_TRAIN["lr"], ZH_LONG_TRAIN["warmup"], ZH_LONG_TRAIN["steps"])
+
+
+def build_zh_long_gpt(vocab_size: int, seed: int = 0) -> GPT:
+    """The larger GPT (:data:`ZH_LONG_SIZE`, float32), weights drawn after ``torch.manual_seed(seed)``."""
+    vocab_size = check_positive_int(vocab_size, "vocab_size")
+    torch.manual_seed(check_positive_int(seed, "seed", minimum=0))
+    return GPT(GPTConfig(vocab_size=vocab_size, **ZH_LONG_SIZE))
+
+
+def flat_cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Mean next-token cross-entropy of logits ``(B, T, V)`` against targets ``(B, T)``, read as
+    ``B·T`` rows of ``V`` classes: the same loss as ``F.cross_entropy(logits.transpose(1, 2), y)``,
+    cheaper on the CPU when ``V`` is some two thousand characters (no strided class axis)."""
+    if not isinstance(logits, torch.Tensor) or logits.dim() != 3:
+        raise ValueError(f"logits must be a tensor (B, T, V), got {getattr(logits, 'shape', type(logits))}")
+    if not isinstance(y, torch.Tensor) or tuple(y.shape) != tuple(logits.shape[:2]):
+        raise ValueError(f"y must be a tensor (B, T) = {tuple(logits.shape[:2])}, got "
+                         f"{tuple(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__}")
+    V = logits.shape[-1]
+    return F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))      # (B·T, V) against (B·T,)
+
+
+def train_zh_long(corpus: TokenCorpus, steps: int | None = None, log_every: int | None = None) -> dict:
+    """Run the first ``steps`` steps (None: all) of the recipe, with the full run's batches and schedule.
+
+    Returns:
+        ``{"model", "losses", "curve", "lr": {step: learning rate} at the curve's steps,
+        "held_out": {step: held-out nats per character}}``, steps counted from 1.
+    """
+    total = ZH_LONG_TRAIN["steps"]
+    steps = total if steps is None else check_positive_int(steps, "steps")
+    if steps > total:
+        raise ValueError(f"steps must be at most the recipe's {total}, got {steps}")
+    if not isinstance(corpus, TokenCorpus) or corpus.split.language != "zh":
+        raise TypeError(f"corpus must be the People's Daily TokenCorpus (zh_long_corpus()), got "
+                        f"{type(corpus).__name__}" + (f" of language {corpus.split.language!r}"
+                                                       if isinstance(corpus, TokenCorpus) else ""))
+    return run_long(build_zh_long_gpt(corpus.vocab_size), corpus, ctx=ZH_LONG_CTX, batch=ZH_LONG_BATCH,
+                    train_cfg=ZH_LONG_TRAIN, steps=steps, log_every=log_every, held_out_every=ZH_HELD_OUT_EVERY,
+                    curve_every=ZH_LONG_LOG_EVERY, loss_fn=flat_cross_entropy)
+
+
+def fewer_bits(bits: float, baseline_bits: float) -> float:
+    """The share of bits per character a model saves against a baseline: ``1 - bits / baseline_bits``
+    (0.2 is 20 % fewer; negative when the model is worse)."""
+    bits = check_positive_number(bits, "bits")
+    baseline_bits = check_positive_number(baseline_bits, "baseline_bits")
+    for name, value in (("bits", bits), ("baseline_bits", baseline_bits)):
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number of bits per character, got {value!r}")
+    return 1.0 - bits / baseline_bits
+
+
+def _metrics(model, corpus: TokenCorpus) -> dict:
+    scores = evaluate(model, corpus, ctx=ZH_LONG_CTX)                  # windows of its own context
+    bigram = baselines(corpus)["bigram"]["bits_per_char"]
+    return {"val_loss": scores["val_loss"], "bits_per_char": scores["bits_per_char"],
+            "fewer_bits_than_bigram": fewer_bits(scores["bits_per_char"], bigram)}
+
+
+def rescore_zh_long(directory=None) -> dict:
+    """Load the stored checkpoint in float64 and score the held-out text again: its metrics."""
+    corpus = zh_long_corpus()
+    model = GPT(GPTConfig(vocab_size=corpus.vocab_size, **ZH_LONG_SIZE))
+    repro.load_checkpoint(ZH_LONG_NAME, model, directory=directory, dtype=torch.float64)
+    return _metrics(model, corpus)
+
+
+# Metric tolerances: not measured on a full retraining along another CPU path (each costs some
+# eleven minutes of CPU time). The prefix above agrees to 1.4e-7 between the default and AVX2 paths,
+# and the float32 held-out point of the last step agrees with the float64 score to 3e-7, but 1000
+# steps can amplify such differences; the tolerances are the chapter's other GPT recipes': 0.02 nats
+# per character, 0.03 bits (0.02 / ln 2, rounded up), and for the share saved against the bigram
+# 0.03 bits divided by the bigram's 7.795 bits per character, 0.004. The chapter's claims (more than
+# twice the small model's share, short of 20 %) hold with margins far above these.
+@repro.recipe(ZH_LONG_NAME, chapter="ch07",
+              tolerance={"val_loss": 0.02, "bits_per_char": 0.03, "fewer_bits_than_bigram": 0.004},
+              check_prefix=ZH_CHECK_PREFIX, curve_tolerance=ZH_CURVE_TOLERANCE, rescore=rescore_zh_long,
+              data="a larger character-level GPT (context 128) on the same People's Daily characters and split "
+                   "as ch07-gpt-peoples-daily; evaluated on the same 200 held-out paragraphs")
+def peoples_daily_long_recipe(steps: int | None = None) -> dict:
+    """Chapter 7: the larger Chinese character GPT, trained for some eleven CPU-minutes (``steps``: a prefix)."""
+    corpus = zh_long_corpus()
+    run = train_zh_long(corpus, steps, log_every=50)
+    out = {"curve": run["curve"], "lr": run["lr"], "held_out": run["held_out"], "model": run["model"]}
+    if steps is None or steps == ZH_LONG_TRAIN["steps"]:
+        model = run["model"]
+        out["metrics"] = _metrics(model.double(), corpus)
+        out["model"] = model.float()
+        out["config"] = {"language": "zh", "tokens": "char", "vocab_size": corpus.vocab_size, "ctx": ZH_LONG_CTX,
+                         "batch_size": ZH_LONG_BATCH, "log_every": ZH_LONG_LOG_EVERY,
+                         "held_out_every": ZH_HELD_OUT_EVERY, "dtype": "float32", "split": corpus.split.description,
+                         **ZH_LONG_SIZE, "train": dict(ZH_LONG_TRAIN),
+                         "tokens_seen": ZH_LONG_TRAIN["steps"] * ZH_LONG_BATCH * ZH_LONG_CTX}
+    return out
