@@ -17,6 +17,8 @@ script re-makes them from the recipes the labs register with
                                              # steps against the stored curve
     python tools/train.py --check --jobs 2   # the same, recipes shared among 2
                                              # processes (one per core)
+    python tools/train.py --check --full     # every recipe retrained whole, the
+                                             # long ones too (an hour or more)
 
 After re-making a checkpoint, re-sync the chapter that loads it
 (``make sync FILES=book/<chapter>.md``).
@@ -215,15 +217,15 @@ def check_long(name: str, rec, directory=None) -> int:
     return failures
 
 
-def check(names) -> int:
+def check(names, full: bool = False) -> int:
     """Retrain into a temporary folder; compare each metric with the stored one within its tolerance.
-    A long recipe (``check_prefix``) is checked by :func:`check_long` instead."""
+    A long recipe (``check_prefix``) is checked by :func:`check_long` instead, unless ``full``."""
     recipes = discover()
     names = names or sorted(recipes)
     unknown = [n for n in names if n not in recipes]
     if unknown:
         raise SystemExit(f"unknown recipe(s) {unknown}; known: {sorted(recipes)}")
-    long_ = [n for n in names if recipes[n].check_prefix is not None]
+    long_ = [] if full else [n for n in names if recipes[n].check_prefix is not None]
     whole = [n for n in names if n not in long_]
     failures = 0
     if whole:
@@ -243,18 +245,41 @@ def check(names) -> int:
     return 1 if failures else 0
 
 
-def check_in_parallel(names, jobs: int) -> int:
-    """:func:`check` with the recipes dealt round-robin to ``jobs`` processes (each
-    single-threaded as the environment says); fails if any of them fails."""
-    import subprocess
+def _check_one(args) -> tuple[str, int, float]:
+    """One recipe's :func:`check` in a pool's worker process: (name, exit code, seconds)."""
+    name, full = args
+    start = time.perf_counter()
+    return name, check([name], full), time.perf_counter() - start
 
-    names = names or sorted(discover())
-    groups = [names[i::jobs] for i in range(jobs) if names[i::jobs]]
-    procs = [subprocess.Popen([sys.executable, __file__, "--check", *g]) for g in groups]
-    codes = [p.wait() for p in procs]
-    print(f"train --check: {len(names)} recipes in {len(groups)} processes; "
-          f"{'all within tolerance' if not any(codes) else 'FAILED'}", flush=True)
-    return 1 if any(codes) else 0
+
+def check_order(names, recipes, full: bool = False) -> list:
+    """The order a pool takes the recipes in: those retrained whole first (the longest runs are
+    among them), then the prefix checks, which are short, to fill the gaps at the end."""
+    whole = [n for n in names if full or recipes[n].check_prefix is None]
+    return whole + [n for n in names if n not in whole]
+
+
+def check_in_parallel(names, jobs: int, full: bool = False) -> int:
+    """:func:`check` on ``jobs`` worker processes (each single-threaded as the environment
+    says), each taking the next recipe when it finishes one (see :func:`check_order`); a
+    worker keeps its caches (a corpus loaded once serves every recipe it checks). Fails if
+    any recipe fails; ends with each recipe's time."""
+    import multiprocessing
+
+    recipes = discover()
+    names = names or sorted(recipes)
+    unknown = [n for n in names if n not in recipes]
+    if unknown:
+        raise SystemExit(f"unknown recipe(s) {unknown}; known: {sorted(recipes)}")
+    ctx = multiprocessing.get_context("spawn")           # no fork after torch has started its threads
+    with ctx.Pool(min(jobs, len(names)), maxtasksperchild=None) as pool:
+        results = list(pool.imap_unordered(_check_one, [(n, full) for n in check_order(names, recipes, full)]))
+    failed = sorted(n for n, code, _ in results if code)
+    for name, code, seconds in sorted(results, key=lambda r: -r[2]):
+        print(f"{seconds:7.1f} s  {'FAILED ' if code else ''}{name}")
+    print(f"train --check: {len(names)} recipes on {min(jobs, len(names))} processes; "
+          f"{'all within tolerance' if not failed else 'FAILED: ' + ', '.join(failed)}", flush=True)
+    return 1 if failed else 0
 
 
 def main(argv=None) -> int:
@@ -263,6 +288,8 @@ def main(argv=None) -> int:
     parser.add_argument("--list", action="store_true", help="list the recipes")
     parser.add_argument("--check", action="store_true", help="retrain and compare with the stored metrics")
     parser.add_argument("--jobs", type=int, default=1, help="with --check: processes that share the recipes")
+    parser.add_argument("--full", action="store_true",
+                        help="with --check: retrain every recipe whole, long ones too (make train-check-full)")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"--jobs must be an integer >= 1, got {args.jobs}")
@@ -270,10 +297,12 @@ def main(argv=None) -> int:
         for name, rec in sorted(discover().items()):
             print(f"{name:28s} {rec.chapter}  {rec.data}")
         return 0
+    if args.full and not args.check:
+        parser.error("--full goes with --check")
     if args.check and args.jobs > 1:
-        return check_in_parallel(args.names, args.jobs)
+        return check_in_parallel(args.names, args.jobs, args.full)
     if args.check:
-        return check(args.names)
+        return check(args.names, args.full)
     run(args.names)
     return 0
 

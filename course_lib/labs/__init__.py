@@ -18,7 +18,8 @@
 - ``language_model``, ``bpe``: small GPTs on Shakespeare (characters and byte-level BPE) and on
   People's Daily (characters), against unigram and bigram baselines (chapter 7); the corpora
   and windows in ``language_model_data``, scores and sampling in ``language_model_eval``; a larger
-  character GPT trained longer, with its held-out loss against compute, in ``language_model_long``;
+  character GPT trained longer, with its held-out loss against compute, in ``language_model_long``, and
+  the larger People's Daily GPT in ``language_model_long_zh``;
 - ``segmenter``: People's Daily word segmentation by an encoder-only (BERT-style) tagger, against
   dictionary maximum matching (``course_lib.analysis.maxmatch``) (chapter 7);
 - ``textclf``, ``sentiment``, ``wordclass``, ``capstone``, ``compression``, ``serving``: the

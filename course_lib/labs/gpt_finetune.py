@@ -26,7 +26,7 @@ from .. import repro
 from .._validate import check_positive_int, check_tensor
 from ..models import GPT, GPTConfig
 from ..training import logged_curve
-from .capstone import CLASS_NAMES, LOG_EVERY, MAX_LEN, TEST_SIZE, TRAINING, load_reviews
+from .capstone import CHECK, CLASS_NAMES, LOG_EVERY, MAX_LEN, TEST_SIZE, TRAINING, load_reviews
 from .language_model import GPT_SIZE
 from .textclf import TextData, evaluate, fit
 
@@ -179,7 +179,7 @@ _DATA = ("on the training reviews of ch08-sentiment's split (first 62 characters
 # ATEN_CPU_CAPABILITY=default with SSE4.2 MKL (one thread), ch08-sentiment-gpt gave 0.7760 (stored
 # 0.7750) and ch08-sentiment-gpt-scratch 0.7655 (stored 0.7770): the run from random weights lands
 # further away, as ch08-sentiment-strided does, so its tolerance is three times its measured spread.
-@repro.recipe(GPT_NAME, chapter="ch08", tolerance={"accuracy": 0.02},
+@repro.recipe(GPT_NAME, chapter="ch08", tolerance={"accuracy": 0.02}, **CHECK,   # capstone.CHECK
               data="chapter 7's People's Daily GPT (it loads checkpoint ch07-gpt-peoples-daily) fine-tuned for "
                    "sentiment from its last real token " + _DATA + " · 第 7 章的 GPT 读最后一个词元微调")
 def sentiment_gpt_recipe() -> dict:
@@ -187,7 +187,7 @@ def sentiment_gpt_recipe() -> dict:
     return _recipe(True)
 
 
-@repro.recipe(GPT_SCRATCH_NAME, chapter="ch08", tolerance={"accuracy": 0.035},
+@repro.recipe(GPT_SCRATCH_NAME, chapter="ch08", tolerance={"accuracy": 0.035}, **CHECK,   # capstone.CHECK
               data="the same GPT classifier from random weights " + _DATA + " · 同一 GPT 分类器从随机权重训练")
 def sentiment_gpt_scratch_recipe() -> dict:
     """Chapter 8: the same GPT classifier trained from random weights (the fair reading of the fine-tuning)."""

@@ -190,3 +190,38 @@ def test_expand_curve_and_window_means_by_hand():
     assert train_tool.expand_curve({"2": 1.5, "5": 4.0}) == [1.5, 1.5, 4.0, 4.0, 4.0]
     assert train_tool.window_means([1.0, 2.0, 3.0, 4.0, 8.0], [2, 5]) == {2: 1.5, 5: 5.0}
     assert logged_curve(train_tool.expand_curve({"5": 2.0, "10": 3.0}), 5) == {5: 2.0, 10: 3.0}
+
+
+def test_check_order_puts_whole_retrainings_first():
+    recs = {n: repro.Recipe(n, "ch00", None, {"m": 1}, "", p, 1e-5 if p else None)
+            for n, p in (("a", 20), ("b", None), ("c", 10), ("d", None))}
+    assert train_tool.check_order(["a", "b", "c", "d"], recs) == ["b", "d", "a", "c"]
+    assert train_tool.check_order(["a", "b", "c", "d"], recs, full=True) == ["a", "b", "c", "d"]
+
+
+def test_the_pool_reports_a_failing_recipe_and_fails(tmp_path):
+    """Two real one-second recipes on two worker processes, one stored metric moved past its
+    tolerance (0.002): the run fails and names it; untouched, the same run passes."""
+    import shutil
+    import subprocess
+    import sys
+
+    from course_lib.data import DATA_ENV
+
+    (tmp_path / "checkpoints").mkdir()
+    for name in ("ch04-probe-learned", "ch09-probe-learned"):
+        for ext in (".json", ".safetensors"):
+            shutil.copy(ROOT / "data" / "checkpoints" / f"{name}{ext}", tmp_path / "checkpoints")
+    env = {**os.environ, DATA_ENV: str(tmp_path), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, str(ROOT / "tools" / "train.py"), "--check", "--jobs", "2",
+           "ch04-probe-learned", "ch09-probe-learned"]
+    ok = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert ok.returncode == 0 and "2 recipes on 2 processes; all within tolerance" in ok.stdout, ok.stdout
+    path = tmp_path / "checkpoints" / "ch04-probe-learned.json"
+    meta = json.loads(path.read_text())
+    meta["metrics"]["acc_1_15"] -= 0.0025
+    path.write_text(json.dumps(meta))
+    bad = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 1, bad.stdout
+    assert "FAILED: ch04-probe-learned" in bad.stdout and "FAILED ch04-probe-learned" in bad.stdout
+    assert "FAIL ch04-probe-learned acc_1_15" in bad.stdout and "FAIL ch09" not in bad.stdout
