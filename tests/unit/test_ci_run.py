@@ -61,3 +61,40 @@ def test_ci_runs_make_test_and_every_part_of_make_test_portable():
     assert [t for t in called if t in prereqs] == prereqs, (called, prereqs)
     for target in prereqs:          # each part is a real target with a recipe
         assert re.search(rf"^{target}: venv\n\t\S", makefile, re.M), target
+
+
+def test_a_part_beside_another_is_joined_with_its_output_time_and_status():
+    out = _run('beside "slow side part" bash -c "sleep 2; echo side says hi"\n'
+               'timed "main part" sleep 1\n'
+               'joined\n'
+               'timed "after" true\n')
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    assert "---- output of: slow side part" in lines and "side says hi" in lines
+    head = lines.index("== .ci/run: where the time went ==")
+    assert re.fullmatch(r" +1 s  main part", lines[head + 1])
+    assert re.fullmatch(r" +2 s  slow side part", lines[head + 2])      # started before main, joined after it
+    assert re.fullmatch(r" +0 s  after", lines[head + 3])
+
+
+def test_a_failing_part_beside_fails_the_run_at_the_join():
+    out = _run('beside "side part" bash -c "echo broken; exit 5"\n'
+               'timed "main part" true\n'
+               'joined\n'
+               'timed "never reached" true\n')
+    assert out.returncode == 5
+    assert "broken" in out.stdout and "never reached" not in out.stdout
+    assert re.search(r"^ +\d+ s  side part  FAILED \(exit 5\)$", out.stdout, re.M)
+
+
+def test_a_part_beside_is_stopped_when_the_run_fails_first(tmp_path):
+    """The main part fails: the part beside it (and its children) is stopped, not left running."""
+    marker = tmp_path / "still-running"
+    out = _run(f'beside "side part" bash -c "sleep 3; touch {marker}"\n'
+               'timed "main part" bash -c "exit 2"\n'
+               'joined\n')
+    assert out.returncode == 2
+    assert re.search(r"^ +\d+ s  side part  STOPPED \(the run ended first\)$", out.stdout, re.M)
+    import time
+    time.sleep(4)
+    assert not marker.exists()
