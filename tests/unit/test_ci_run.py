@@ -98,3 +98,25 @@ def test_a_part_beside_is_stopped_when_the_run_fails_first(tmp_path):
     import time
     time.sleep(4)
     assert not marker.exists()
+
+
+def test_make_bench_reads_the_table_that_ci_run_prints():
+    """`make bench`'s ci section runs .ci/run and reads its closing table: every row, with its
+    status, from the helpers' real output."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_tool", ROOT / "tools" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = _run('beside "side" bash -c "sleep 1; exit 4"\n'
+               'timed "make test (all of it)" sleep 1\n'
+               'joined || true\n'
+               'timed "failing part" bash -c "exit 3"\n')
+    assert out.returncode == 3
+    rows = bench.parse_ci_summary(out.stdout)
+    assert [(w, s) for w, s, _ in rows] == [("make test (all of it)", 1.0), ("side", 1.0), ("failing part", 0.0),
+                                           ("in all", float(rows[-1][1]))]
+    assert [st for _, _, st in rows] == ["ok", "FAILED (exit 4)", "FAILED (exit 3)", "ok"]
+    assert rows[-1][1] in (1.0, 2.0)                  # the side part ran beside the first one
+    import pytest
+    with pytest.raises(ValueError, match="no 'where the time went' table"):
+        bench.parse_ci_summary("make: *** [test] Error 2\n")
