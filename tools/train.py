@@ -108,6 +108,19 @@ def compare_prefix(stored: dict, fresh: dict, steps: int, curve_tolerance: float
     return failures
 
 
+def compare_rescored(stored: dict, rescored: dict, tolerance: float, name: str = "") -> int:
+    """Compare every stored metric with its re-scored value within ``tolerance``; print one line
+    each; return the number of failures (a metric missing from ``rescored`` fails)."""
+    failures = 0
+    for metric, old in stored["metrics"].items():
+        new = rescored.get(metric)
+        ok = new is not None and abs(new - old) <= tolerance
+        failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {name} {metric}: stored {old!r}, re-scored {new!r}, "
+              f"tolerance ±{tolerance:g}")
+    return failures
+
+
 def expand_curve(curve: dict) -> list[float]:
     """Per-step losses whose logged means are the stored ``curve`` ({step: mean over the steps
     since the previous point}): each step gets its window's mean."""
@@ -159,12 +172,7 @@ def check_through_loop(name: str, rec, directory=None) -> int:
         except (ValueError, RuntimeError) as err:      # the stored weights no longer fit the recipe
             print(f"FAIL {name}: the stored weights cannot stand in for its training: {err}")
             failures += 1
-    for metric, old in stored["metrics"].items():
-        new = rescored.get(metric)
-        ok = new is not None and abs(new - old) <= rec.rescore_tolerance
-        failures += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} {name} {metric}: stored {old!r}, re-scored {new!r}, "
-              f"tolerance ±{rec.rescore_tolerance:g}")
+    failures += compare_rescored(stored, rescored, rec.rescore_tolerance, name)
     print(f"     re-scored in {time.perf_counter() - start:.1f} s", flush=True)
     start = time.perf_counter()
     losses = None
@@ -200,12 +208,7 @@ def check_long(name: str, rec, directory=None) -> int:
     except (ValueError, FileNotFoundError) as err:       # a damaged or stale checkpoint
         print(f"FAIL {name}: the stored checkpoint cannot be re-scored: {err}")
         rescored = {}
-    for metric, old in stored["metrics"].items():
-        new = rescored.get(metric)
-        ok = new is not None and abs(new - old) <= repro.RESCORE_TOLERANCE
-        failures += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} {name} {metric}: stored {old!r}, re-scored {new!r}, "
-              f"tolerance ±{repro.RESCORE_TOLERANCE:g}")
+    failures += compare_rescored(stored, rescored, repro.RESCORE_TOLERANCE, name)
     print(f"     re-scored in {time.perf_counter() - start:.1f} s", flush=True)
     start = time.perf_counter()
     repro.setup(0)
