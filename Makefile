@@ -112,9 +112,11 @@ sync: venv
 check: venv
 	$(PY) tools/check.py $(if $(BASE),--base $(BASE))
 
+# The book build (one core) runs beside the tests that do not read it; the tests of the built book
+# (browsers, servers, _build: tests/conftest.py's serial scope) start when it is done (tools/test_all.py).
 test: venv vendor
-	$(BOOK_BUILD) --all
-	$(BIN)/pytest -q $(PARALLEL) tests $(NOTEBOOKS) $(NBVAL)
+	$(PY) tools/test_all.py --build "$(BOOK_BUILD) --all" --pytest "$(BIN)/pytest -q $(PARALLEL)" \
+	  -- tests $(NOTEBOOKS) $(NBVAL)
 
 # A learner's CPU runs other kernels than this one: PyTorch's plain-C and AVX2
 # paths, MKL without AVX-512, one thread or several. Every stored output must

@@ -1,0 +1,95 @@
+"""`make test` (tools/test_all.py): the book build beside the tests that do not read it, then the
+tests of the built book. The split must leave no test out and run none twice; a failure anywhere
+must fail the run; a failed build must stop the tests and never start those that read the book."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("test_all_tool", ROOT / "tools" / "test_all.py")
+test_all = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(test_all)
+sys.path.insert(0, str(ROOT / "tests"))
+from conftest import serial_reason  # noqa: E402
+
+
+def test_the_serial_modules_are_exactly_the_serial_scope():
+    every = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py"))
+    serial = test_all.serial_modules(["tests"])
+    assert serial == [m for m in every if serial_reason(m)]
+    assert "tests/book/test_visible_text.py" in serial and "tests/book/test_offline_html.py" in serial
+    assert "tests/unit/test_training.py" not in serial and "tests/book/test_bands.py" not in serial
+    assert test_all.serial_modules(["tests/book/test_pdf.py", "tests/unit/test_text.py"]) == ["tests/book/test_pdf.py"]
+
+
+def test_without_xdist_drops_only_the_worker_options():
+    assert test_all.without_xdist(["pytest", "-q", "-n", "auto", "--dist", "loadscope", "-x"]) == ["pytest", "-q", "-x"]
+    assert test_all.without_xdist(["pytest", "-n=2", "--dist=load", "-q"]) == ["pytest", "-q"]
+    assert test_all.without_xdist(["pytest", "-q"]) == ["pytest", "-q"]
+
+
+def _recorder(tmp_path, name, rc=0, sleep=0.0):
+    """A stand-in command that records its arguments, start and end, then exits with ``rc``."""
+    script = tmp_path / f"{name}.py"
+    script.write_text(
+        "import json, sys, time\n"
+        f"start = time.time(); time.sleep({sleep})\n"
+        f"open({str(tmp_path / (name + '.json'))!r}, 'a').write(json.dumps([sys.argv[1:], start, time.time()]) + '\\n')\n"
+        f"print({name!r} + ' ran'); sys.exit({rc})\n")
+    return [sys.executable, str(script)]
+
+
+def _calls(tmp_path, name):
+    import json
+    path = tmp_path / f"{name}.json"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_tests_start_beside_the_build_and_the_book_tests_after_it(tmp_path, capsys):
+    build = _recorder(tmp_path, "build", sleep=1.0)
+    pytest = _recorder(tmp_path, "pytest", sleep=0.5)
+    rc = test_all.run(build, [*pytest, "-q", "-n", "2"], ["tests/book", "book/x.ipynb"], ["--nbval"])
+    assert rc == 0
+    (b,) = _calls(tmp_path, "build")
+    runs = _calls(tmp_path, "pytest")
+    assert len(runs) == 2
+    (a_args, a_start, _), (b_args, b_start, _) = sorted(runs, key=lambda r: r[1])
+    serial = test_all.serial_modules(["tests/book"])
+    assert a_args == ["-q", "-n", "2", "tests/book", "book/x.ipynb", "--nbval", *(f"--ignore={m}" for m in serial)]
+    assert b_args == ["-q", *serial]
+    assert a_start < b[2] <= b_start                     # A started before the build ended, B after it
+    out = capsys.readouterr().out
+    assert "build ran" in out and "exit 0" in out and "pytest on the built book" in out
+
+
+def test_a_failed_build_stops_the_tests_and_never_starts_the_book_tests(tmp_path, capsys):
+    build = _recorder(tmp_path, "build", rc=2)
+    pytest = _recorder(tmp_path, "pytest", sleep=5.0)
+    start = time.time()
+    assert test_all.run(build, pytest, ["tests/book"], []) == 2
+    assert time.time() - start < 4                       # A was stopped, not waited for
+    assert _calls(tmp_path, "pytest") == []              # stopped before it recorded; B never ran
+    assert "the book build failed (exit 2)" in capsys.readouterr().out
+
+
+def test_a_failure_of_either_pytest_run_fails_make_test(tmp_path):
+    ok_build = _recorder(tmp_path, "build")
+    for name, rc in (("pytest_a_fails", 1), ("pytest_b_fails", 1)):
+        script = tmp_path / f"{name}.sh"
+        # run A has the --ignore options, run B has not: fail the one this case names
+        cond = '[[ "$*" == *--ignore* ]]' if name == "pytest_a_fails" else '[[ "$*" != *--ignore* ]]'
+        script.write_text(f"if {cond}; then exit {rc}; fi\nexit 0\n")
+        assert test_all.run(ok_build, ["bash", str(script)], ["tests/book"], []) == rc
+
+
+def test_make_test_uses_it_with_the_same_options():
+    make = subprocess.run(["make", "-n", "--no-print-directory", "test"], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "MAKEFLAGS": ""}).stdout.replace("\\\n", " ")
+    line = next(ln for ln in make.splitlines() if "tools/test_all.py" in ln)
+    assert "--build" in line and "jupyter-book build . -W -n --keep-going --all" in line
+    assert '--pytest ".venv/bin/pytest -q -n auto --dist loadscope"' in line
+    assert "-- tests" in line and "--nbval --nbval-current-env" in line

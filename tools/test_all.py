@@ -1,0 +1,117 @@
+"""`make test`: the book build beside the tests that do not need it, then the tests of the built book.
+
+    python tools/test_all.py --build "jupyter-book build . -W -n --keep-going --all" \\
+        --pytest ".venv/bin/pytest -q -n auto --dist loadscope" -- tests book/ch01_why_attention.ipynb … --nbval …
+
+The book build runs on one core. The test modules that read the built book or drive a browser
+or a server (``tests/conftest.py``'s ``serial_reason``: they share one worker anyway) wait for
+it; everything else (unit tests, the notebooks under nbval, the other book checks) starts at
+once beside it, on every core. So:
+
+1. the build and pytest run A start together: A is the given pytest arguments with every
+   serial module left out (``--ignore``); its output is shown as it comes;
+2. when the build has succeeded, pytest run B starts beside A: the serial modules, in one
+   process, its output kept and shown when it ends (the build's log likewise);
+3. the exit status is the first failure's: the build's, A's or B's. A failed build stops A and
+   never starts B (its tests would read a stale book).
+
+The same tests run, with the same options, as in one pytest run (``tests/unit/test_test_all.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def serial_modules(paths) -> list[str]:
+    """The test modules under ``paths`` (folders or files, relative to the repository) that
+    ``tests/conftest.py`` keeps in its serial scope: the ones that need the built book."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        import conftest
+    finally:
+        sys.path.pop(0)
+    found = []
+    for p in paths:
+        path = ROOT / p
+        files = sorted(path.rglob("test_*.py")) if path.is_dir() else [path] if path.suffix == ".py" else []
+        found += [str(f.relative_to(ROOT)) for f in files if conftest.serial_reason(str(f.relative_to(ROOT)))]
+    return found
+
+
+def without_xdist(args: list[str]) -> list[str]:
+    """``args`` without pytest-xdist's ``-n N`` and ``--dist MODE`` (run B is one process)."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in ("-n", "--dist", "--numprocesses"):
+            skip = True
+            continue
+        if a.startswith(("-n=", "--dist=", "--numprocesses=")):
+            continue
+        out.append(a)
+    return out
+
+
+def _show(title: str, log: Path) -> None:
+    print(f"\n---- {title} ----", flush=True)
+    sys.stdout.write(log.read_text(encoding="utf-8", errors="replace"))
+    sys.stdout.flush()
+
+
+def run(build: list[str], pytest: list[str], targets: list[str], options: list[str]) -> int:
+    """Run the build beside pytest run A, then run B once the build is done (see the module's
+    docstring); return the exit status."""
+    serial = serial_modules([t for t in targets if not t.endswith(".ipynb")])
+    run_a = [*pytest, *targets, *options, *(f"--ignore={m}" for m in serial)]
+    run_b = [*without_xdist(pytest), *serial]
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        build_log, b_log = Path(tmp) / "build.log", Path(tmp) / "b.log"
+        with open(build_log, "w") as out:
+            builder = subprocess.Popen(build, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        a = subprocess.Popen(run_a, cwd=ROOT)
+        build_rc = builder.wait()
+        built_s = time.perf_counter() - start
+        _show(f"the book build ({shlex.join(build)}): exit {build_rc} after {built_s:.0f} s, beside pytest", build_log)
+        if build_rc != 0:
+            a.terminate()
+            a.wait()
+            print(f"make test: the book build failed (exit {build_rc}); pytest stopped", flush=True)
+            return build_rc
+        with open(b_log, "w") as out:
+            b = subprocess.Popen(run_b, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        a_rc, b_rc = a.wait(), b.wait()
+        _show(f"pytest on the built book ({len(serial)} modules, one process): exit {b_rc}", b_log)
+    total = time.perf_counter() - start
+    print(f"make test: book build exit {build_rc} ({built_s:.0f} s); pytest beside it exit {a_rc}; "
+          f"pytest on the built book exit {b_rc}; {total:.0f} s in all", flush=True)
+    return a_rc or b_rc
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", required=True, help="the book build command, one string")
+    parser.add_argument("--pytest", required=True, help="pytest and its options for run A, one string")
+    parser.add_argument("rest", nargs=argparse.REMAINDER,
+                        help="after --: test paths and notebooks, then options such as --nbval …")
+    args = parser.parse_args(argv)
+    rest = args.rest[1:] if args.rest[:1] == ["--"] else args.rest
+    first_option = next((i for i, r in enumerate(rest) if r.startswith("-")), len(rest))
+    if not rest[:first_option]:
+        parser.error("give the test paths and notebooks after --, then their options")
+    return run(shlex.split(args.build), shlex.split(args.pytest), rest[:first_option], rest[first_option:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
