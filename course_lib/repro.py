@@ -173,7 +173,7 @@ class Recipe:
         tolerance: per metric, how far a retraining on another CPU may land
             from the stored value (absolute); ``tests`` retrain and check it.
         data: one line saying what the model was trained and evaluated on.
-        check_prefix: None for a recipe that retrains in about two minutes on one
+        check_prefix: None for a recipe that retrains in about a minute on one
             thread. For a longer one, the number of its first steps that
             ``tools/train.py --check`` retrains (see :func:`recipe`).
         curve_tolerance: with ``check_prefix``: how far (absolute) a retrained
@@ -212,7 +212,7 @@ def recipe(name: str, *, chapter: str, tolerance: dict, data: str, check_prefix:
            rescore_tolerance: float | None = None):
     """Decorator: register a training function as the recipe of checkpoint ``name``.
 
-    A recipe that retrains in about two minutes on one thread is a function
+    A recipe that retrains in about a minute on one thread is a function
     ``() -> dict`` (see :class:`Recipe`); ``tools/train.py --check`` retrains it whole.
 
     A longer one declares ``check_prefix=N`` and is a function
