@@ -30,7 +30,7 @@ NOTEBOOKS = $$($(PY) tools/toc.py notebooks)
 PARALLEL := -n auto --dist loadscope
 # `make book` is incremental (Sphinx re-reads only the pages that changed); a failed build forgets
 # Sphinx's saved environment, so its warnings come back on the next run instead of hiding in the
-# cache. `make book-all` and `make test` build every page (--all).
+# cache. `make book-all` builds every page (--all), as `make test` does under CI (see test:).
 BOOK_BUILD := $(BIN)/jupyter-book build . -W -n --keep-going
 
 help:
@@ -114,9 +114,12 @@ check: venv
 
 # The book build (one core) runs beside the tests that do not read it; the tests of the built book
 # (browsers, servers, _build: tests/conftest.py's serial scope) start when it is done (tools/test_all.py).
+# The build is every page under CI, on a fresh clone, or when _ext/, _config.yml, _toc.yml, the
+# packages or vendor/ changed since make test's last build; else only the pages that changed
+# (Sphinx's cache, as make book). `make test BOOK_ALL=--all` builds every page.
 test: venv vendor
-	$(PY) tools/test_all.py --build "$(BOOK_BUILD) --all" --pytest "$(BIN)/pytest -q $(PARALLEL)" \
-	  -- tests $(NOTEBOOKS) $(NBVAL)
+	$(PY) tools/test_all.py --build "$(BOOK_BUILD) $(BOOK_ALL)" --all-unless-warm \
+	  --pytest "$(BIN)/pytest -q $(PARALLEL)" -- tests $(NOTEBOOKS) $(NBVAL)
 
 # A learner's CPU runs other kernels than this one: PyTorch's plain-C and AVX2
 # paths, MKL without AVX-512, one thread or several. Every stored output must

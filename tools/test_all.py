@@ -1,7 +1,13 @@
 """`make test`: the book build beside the tests that do not need it, then the tests of the built book.
 
-    python tools/test_all.py --build "jupyter-book build . -W -n --keep-going --all" \\
+    python tools/test_all.py --build "jupyter-book build . -W -n --keep-going" --all-unless-warm \\
         --pytest ".venv/bin/pytest -q -n auto --dist loadscope" -- tests book/ch01_why_attention.ipynb … --nbval …
+
+The build is the whole book (``--all``) under CI, on a fresh clone, and whenever what Sphinx's
+cache cannot see has changed since the last ``make test`` build (:func:`full_build_reason`:
+the book's extension ``_ext/``, ``_config.yml``, ``_toc.yml``, the installed packages, the
+vendored JavaScript); otherwise Sphinx rebuilds only the pages that changed, as ``make book``
+does. A failed build forgets Sphinx's saved environment, so that its warnings come back.
 
 The book build runs on one core. The test modules that read the built book or drive a browser
 or a server (``tests/conftest.py``'s ``serial_reason``: they share one worker anyway) wait for
@@ -21,6 +27,7 @@ The same tests run, with the same options, as in one pytest run (``tests/unit/te
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import subprocess
 import sys
@@ -29,6 +36,45 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+STAMP = "_build/.make_test_built"
+"""Written when ``make test``'s build has succeeded, with the time that build started."""
+ENVIRONMENT = "_build/.doctrees/environment.pickle"
+"""Sphinx's saved environment (its cache of what each page read)."""
+UNSEEN_BY_SPHINX = ("_ext", "_config.yml", "_toc.yml", ".venv/.installed", "_vendor/.stamp")
+"""What changes the pages without Sphinx's cache seeing it: a change to any of these since the
+last build means every page is built again."""
+
+
+def full_build_reason(root: Path = ROOT, env=None) -> str | None:
+    """Why the book must be built whole (``--all``), or None when Sphinx may rebuild only the pages
+    that changed since the last successful ``make test`` build."""
+    env = os.environ if env is None else env
+    if env.get("CI"):
+        return "CI builds every page"
+    stamp = root / STAMP
+    if not (root / ENVIRONMENT).exists() or not stamp.exists():
+        return "no earlier make test build here"
+    built = stamp.stat().st_mtime
+    for name in UNSEEN_BY_SPHINX:
+        path = root / name
+        files = sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path] if path.exists() else []
+        newer = [f for f in files if f.stat().st_mtime > built]
+        if newer:
+            return f"{newer[0].relative_to(root)} changed since the last build"
+    return None
+
+
+def _after_build(root: Path, rc: int, started: float) -> None:
+    """Remember a successful build (the stamp, dated when it started); after a failed one forget
+    Sphinx's environment and the stamp, so that the next build reads every page again."""
+    stamp = root / STAMP
+    if rc == 0:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text("make test's last successful book build started at this file's time\n")
+        os.utime(stamp, (started, started))
+    else:
+        for path in (root / ENVIRONMENT, stamp):
+            path.unlink(missing_ok=True)
 
 
 def serial_modules(paths) -> list[str]:
@@ -69,19 +115,23 @@ def _show(title: str, log: Path) -> None:
     sys.stdout.flush()
 
 
-def run(build: list[str], pytest: list[str], targets: list[str], options: list[str]) -> int:
+def run(build: list[str], pytest: list[str], targets: list[str], options: list[str],
+        remember: Path | None = None) -> int:
     """Run the build beside pytest run A, then run B once the build is done (see the module's
-    docstring); return the exit status."""
+    docstring); return the exit status. With ``remember`` (the repository), a successful build
+    leaves its stamp there and a failed one forgets Sphinx's environment (:func:`_after_build`)."""
     serial = serial_modules([t for t in targets if not t.endswith(".ipynb")])
     run_a = [*pytest, *targets, *options, *(f"--ignore={m}" for m in serial)]
     run_b = [*without_xdist(pytest), *serial]
-    start = time.perf_counter()
+    start, started = time.perf_counter(), time.time()
     with tempfile.TemporaryDirectory() as tmp:
         build_log, b_log = Path(tmp) / "build.log", Path(tmp) / "b.log"
         with open(build_log, "w") as out:
             builder = subprocess.Popen(build, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
         a = subprocess.Popen(run_a, cwd=ROOT)
         build_rc = builder.wait()
+        if remember is not None:
+            _after_build(remember, build_rc, started)
         built_s = time.perf_counter() - start
         _show(f"the book build ({shlex.join(build)}): exit {build_rc} after {built_s:.0f} s, beside pytest", build_log)
         if build_rc != 0:
@@ -102,6 +152,8 @@ def run(build: list[str], pytest: list[str], targets: list[str], options: list[s
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", required=True, help="the book build command, one string")
+    parser.add_argument("--all-unless-warm", action="store_true",
+                        help="add --all to the build unless full_build_reason() finds none (see above)")
     parser.add_argument("--pytest", required=True, help="pytest and its options for run A, one string")
     parser.add_argument("rest", nargs=argparse.REMAINDER,
                         help="after --: test paths and notebooks, then options such as --nbval …")
@@ -110,7 +162,15 @@ def main(argv=None) -> int:
     first_option = next((i for i, r in enumerate(rest) if r.startswith("-")), len(rest))
     if not rest[:first_option]:
         parser.error("give the test paths and notebooks after --, then their options")
-    return run(shlex.split(args.build), shlex.split(args.pytest), rest[:first_option], rest[first_option:])
+    build = shlex.split(args.build)
+    if args.all_unless_warm and "--all" not in build:
+        reason = full_build_reason()
+        if reason:
+            build.append("--all")
+        print("make test: the book build " + (f"builds every page ({reason})" if reason else
+              "rebuilds only the pages changed since the last one (Sphinx's cache; make test BOOK_ALL=--all "
+              "builds every page)"), flush=True)
+    return run(build, shlex.split(args.pytest), rest[:first_option], rest[first_option:], remember=ROOT)
 
 
 if __name__ == "__main__":

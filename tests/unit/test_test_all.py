@@ -86,10 +86,84 @@ def test_a_failure_of_either_pytest_run_fails_make_test(tmp_path):
         assert test_all.run(ok_build, ["bash", str(script)], ["tests/book"], []) == rc
 
 
+def _make_test_line(*args):
+    make = subprocess.run(["make", "-n", "--no-print-directory", "test", *args], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "MAKEFLAGS": ""}).stdout.replace("\\\n", " ")
+    return next(ln for ln in make.splitlines() if "tools/test_all.py" in ln)
+
+
 def test_make_test_uses_it_with_the_same_options():
-    make = subprocess.run(["make", "-n", "--no-print-directory", "test"], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "MAKEFLAGS": ""}).stdout.replace("\\\n", " ")
-    line = next(ln for ln in make.splitlines() if "tools/test_all.py" in ln)
-    assert "--build" in line and "jupyter-book build . -W -n --keep-going --all" in line
+    line = _make_test_line()
+    assert '--build ".venv/bin/jupyter-book build . -W -n --keep-going " --all-unless-warm' in line
     assert '--pytest ".venv/bin/pytest -q -n auto --dist loadscope"' in line
     assert "-- tests" in line and "--nbval --nbval-current-env" in line
+    assert '--build ".venv/bin/jupyter-book build . -W -n --keep-going --all" --all-unless-warm' in \
+        _make_test_line("BOOK_ALL=--all")
+
+
+# ----------------------------------------------------------------- a warm clone's build
+
+def _warm(tmp_path):
+    """A checkout whose last make test build succeeded a minute ago, nothing changed since."""
+    for name in ("_ext/course_book.py", "_ext/static/course/lang.js", "_config.yml", "_toc.yml",
+                 ".venv/.installed", "_vendor/.stamp", "book/ch01.md", test_all.ENVIRONMENT, test_all.STAMP):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    now = time.time()
+    for f in tmp_path.rglob("*"):
+        if f.is_file():
+            os.utime(f, (now - 120, now - 120))
+    os.utime(tmp_path / test_all.STAMP, (now - 60, now - 60))
+    return now
+
+
+def test_a_warm_checkout_rebuilds_only_what_sphinx_sees_changed(tmp_path):
+    now = _warm(tmp_path)
+    assert test_all.full_build_reason(tmp_path, env={}) is None
+    os.utime(tmp_path / "book/ch01.md", (now, now))          # a page: Sphinx's own cache sees it
+    assert test_all.full_build_reason(tmp_path, env={}) is None
+    os.utime(tmp_path / "_config.yml", (now - 61, now - 61))  # a second older than the build: not a change
+    assert test_all.full_build_reason(tmp_path, env={}) is None
+
+
+def test_every_page_is_built_under_ci_on_a_fresh_clone_or_after_what_sphinx_cannot_see(tmp_path):
+    now = _warm(tmp_path)
+    assert test_all.full_build_reason(tmp_path, env={"CI": "true"}) == "CI builds every page"
+    for name in ("_ext/static/course/lang.js", "_ext/course_book.py", "_config.yml", "_toc.yml",
+                 ".venv/.installed", "_vendor/.stamp"):
+        os.utime(tmp_path / name, (now - 59, now - 59))      # a second newer than the build
+        assert test_all.full_build_reason(tmp_path, env={}) == f"{name} changed since the last build"
+        os.utime(tmp_path / name, (now - 120, now - 120))
+    for missing in (test_all.STAMP, test_all.ENVIRONMENT):
+        _warm(tmp_path)
+        (tmp_path / missing).unlink()
+        assert test_all.full_build_reason(tmp_path, env={}) == "no earlier make test build here"
+
+
+def test_a_build_is_remembered_when_it_succeeds_and_its_cache_forgotten_when_it_fails(tmp_path):
+    _warm(tmp_path)
+    before = time.time()
+    assert test_all.run(_recorder(tmp_path, "build", sleep=1.0), _recorder(tmp_path, "pytest"), ["tests/unit"], [],
+                        remember=tmp_path) == 0
+    (build,) = _calls(tmp_path, "build")
+    stamped = (tmp_path / test_all.STAMP).stat().st_mtime
+    assert before - 1 <= stamped <= build[1]              # dated when the build started, not when it ended
+    assert test_all.full_build_reason(tmp_path, env={}) is None
+    assert test_all.run(_recorder(tmp_path, "build", rc=1), _recorder(tmp_path, "pytest"), ["tests/unit"], [],
+                        remember=tmp_path) == 1
+    assert not (tmp_path / test_all.ENVIRONMENT).exists() and not (tmp_path / test_all.STAMP).exists()
+    assert (tmp_path / "_ext/course_book.py").exists()    # nothing else removed
+
+
+def test_main_adds_all_only_when_a_full_build_is_needed(monkeypatch, capsys):
+    seen = []
+    monkeypatch.setattr(test_all, "run", lambda build, *a, **k: seen.append(build) or 0)
+    argv = ["--build", "jb build . -W", "--all-unless-warm", "--pytest", "pytest -q", "--", "tests", "--nbval"]
+    monkeypatch.setattr(test_all, "full_build_reason", lambda: "_toc.yml changed since the last build")
+    assert test_all.main(argv) == 0 and seen[-1] == ["jb", "build", ".", "-W", "--all"]
+    assert "builds every page (_toc.yml changed since the last build)" in capsys.readouterr().out
+    monkeypatch.setattr(test_all, "full_build_reason", lambda: None)
+    assert test_all.main(argv) == 0 and seen[-1] == ["jb", "build", ".", "-W"]
+    assert "rebuilds only the pages changed" in capsys.readouterr().out
+    assert test_all.main(["--build", "jb build . --all", *argv[2:]]) == 0 and seen[-1].count("--all") == 1
+    assert test_all.main(["--build", "jb build .", *argv[3:]]) == 0 and seen[-1] == ["jb", "build", "."]
