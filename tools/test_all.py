@@ -15,7 +15,9 @@ it; everything else (unit tests, the notebooks under nbval, the other book check
 once beside it, on every core. So:
 
 1. the build and pytest run A start together: A is the given pytest arguments with every
-   serial module left out (``--ignore``); its output is shown as it comes;
+   serial module left out (``--ignore``); its output is shown as it comes. A runs at a lower
+   priority (``nice``, :data:`A_NICENESS`), so that the build, which run B waits for, keeps a
+   whole core while A takes every cycle it leaves;
 2. when the build has succeeded, pytest run B starts beside A: the serial modules, in one
    process, its output kept and shown when it ends (the build's log likewise);
 3. the exit status is the first failure's: the build's, A's or B's. A failed build stops A and
@@ -77,6 +79,15 @@ def _after_build(root: Path, rc: int, started: float) -> None:
             path.unlink(missing_ok=True)
 
 
+A_NICENESS = 10
+"""How much lower run A's priority is than the build's (``nice``): while both want the CPU, the
+build, which the tests of the built book wait for, keeps a whole core; A has every idle cycle."""
+
+
+def _lower_priority() -> None:
+    os.nice(A_NICENESS)
+
+
 def serial_modules(paths) -> list[str]:
     """The test modules under ``paths`` (folders or files, relative to the repository) that
     ``tests/conftest.py`` keeps in its serial scope: the ones that need the built book."""
@@ -128,7 +139,7 @@ def run(build: list[str], pytest: list[str], targets: list[str], options: list[s
         build_log, b_log = Path(tmp) / "build.log", Path(tmp) / "b.log"
         with open(build_log, "w") as out:
             builder = subprocess.Popen(build, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-        a = subprocess.Popen(run_a, cwd=ROOT)
+        a = subprocess.Popen(run_a, cwd=ROOT, preexec_fn=_lower_priority)
         build_rc = builder.wait()
         if remember is not None:
             _after_build(remember, build_rc, started)

@@ -66,6 +66,19 @@ def test_tests_start_beside_the_build_and_the_book_tests_after_it(tmp_path, caps
     assert "build ran" in out and "exit 0" in out and "pytest on the built book" in out
 
 
+def test_run_a_yields_the_cpu_to_the_build_and_the_book_tests(tmp_path):
+    """A runs niced: while it competes with the build (and later run B), they win."""
+    script = tmp_path / "nice.py"
+    script.write_text("import os, sys\n"
+                      f"open({str(tmp_path / 'nice.txt')!r}, 'a').write(f'{{sys.argv[1]}} {{\"A\" if \"--ignore=tests/book/test_pdf.py\" in sys.argv else \"-\"}} {{os.nice(0)}}\\n')\n")
+    base = os.nice(0)
+    assert test_all.run([sys.executable, str(script), "build"], [sys.executable, str(script), "pytest"],
+                        ["tests/book"], []) == 0
+    got = sorted(line.split() for line in (tmp_path / "nice.txt").read_text().splitlines())
+    assert got == [["build", "-", str(base)], ["pytest", "-", str(base)],
+                   ["pytest", "A", str(base + test_all.A_NICENESS)]]
+
+
 def test_a_failed_build_stops_the_tests_and_never_starts_the_book_tests(tmp_path, capsys):
     build = _recorder(tmp_path, "build", rc=2)
     pytest = _recorder(tmp_path, "pytest", sleep=60.0)
