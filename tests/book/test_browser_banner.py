@@ -14,8 +14,13 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULES = ["tests/book/test_widgets_browser.py", "tests/book/test_browser.py"]
 
 
+# The subprocesses load no plugin (nbval, hypothesis's, …: seconds of imports each): the banner
+# and the failure under CI come from tests/conftest.py alone.
+QUIET = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
 def _run(ci: bool):
-    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env = {k: v for k, v in os.environ.items() if k != "CI"} | QUIET
     env["COURSE_CHROMIUM"] = str(ROOT / "no-such-dir" / "chromium")
     if ci:
         env["CI"] = "1"
@@ -44,6 +49,6 @@ def test_missing_chromium_fails_under_ci():
 def test_no_banner_when_no_browser_test_was_skipped():
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                         "tests/unit/test_widgets.py", "-k", "show_is_fmt"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+                       cwd=ROOT, env=os.environ | QUIET, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout
     assert "BROWSER TESTS SKIPPED" not in r.stdout

@@ -29,11 +29,13 @@ def _run(tmp_path, ci: bool, files: dict, args=()):
     shutil.copy(CONFTEST, tmp_path / "conftest.py")
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    # Only the plugin the hooks are tested with (xdist): the others (nbval, hypothesis's, …) cost
+    # seconds of imports in each of these pytest processes and play no part here.
+    env = {k: v for k, v in os.environ.items() if k != "CI"} | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     if ci:
         env["CI"] = "true"
     (tmp_path / "pytest.ini").write_text(
-        "[pytest]\naddopts = -p no:cacheprovider -rs\nmarkers =\n  skip_in_ci_ok(reason): allowed\n")
+        "[pytest]\naddopts = -p no:cacheprovider -p xdist.plugin -rs\nmarkers =\n  skip_in_ci_ok(reason): allowed\n")
     return subprocess.run([sys.executable, "-m", "pytest", "-q", *args, str(tmp_path)], cwd=tmp_path, env=env,
                           capture_output=True, text=True)
 

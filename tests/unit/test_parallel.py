@@ -58,8 +58,8 @@ def test_serial_modules_run_in_one_worker(tmp_path):
         (tmp_path / module).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / module).write_text(SAMPLE)
     (tmp_path / serial[2]).write_text('HTML = "_%s"\n' % "build" + SAMPLE)  # found by what it reads
-    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
-    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider -p xdist.plugin\n")
+    env = {k: v for k, v in os.environ.items() if k != "CI"} | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # xdist alone
     out = subprocess.run([sys.executable, "-m", "pytest", "-v", "-n", "2", "--dist", "loadscope", *modules],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
