@@ -9,7 +9,8 @@
   of those closest references.
 - :func:`word_group`: which group a held-out word belongs to when chapter 5
   sorts its errors (homographs, common words, foreign-looking spellings, the rest).
-- :data:`PUBLISHED`: published CMUdict figures the chapter quotes.
+- :data:`PUBLISHED`: published CMUdict figures the chapter quotes; :data:`PUBLISHED_RANGE`: a later
+  paper's summary of them, which names the Transformer G2P of Yolchuyeva et al. (2019).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Sequence
 
 from ..analysis.edit import levenshtein
 
-__all__ = ["edit_distance", "closest", "score", "FOREIGN_SPELLING", "GROUPS", "word_group", "PUBLISHED"]
+__all__ = ["edit_distance", "closest", "score", "FOREIGN_SPELLING", "GROUPS", "word_group", "PUBLISHED",
+           "PUBLISHED_RANGE"]
 
 
 def _check_seq(x, name: str) -> tuple:
@@ -97,7 +99,7 @@ def word_group(word: str, n_pronunciations: int, common: set) -> str:
 
 
 #: Published CMUdict G2P results, quoted (percent, as printed) with where they were read.
-#: Each entry: system, PER, WER, citation.
+#: Each entry: system, PER (None where the source gives none), WER, citation.
 PUBLISHED = [
     {"system": "encoder-decoder LSTM with alignment (Yao & Zweig 2015)", "per": "5.45", "wer": "23.55",
      "cite": "K. Yao, G. Zweig, Sequence-to-sequence neural net models for grapheme-to-phoneme conversion, "
@@ -106,4 +108,19 @@ PUBLISHED = [
      "cite": "Deep bidirectional long short-term memory recurrent neural networks for grapheme-to-phoneme "
              "conversion utilizing complex many-to-many alignments, Interspeech 2016; figures as quoted in "
              "github.com/lifefeel/Grapheme-to-Phoneme"},
+    {"system": "deep bidirectional LSTM with a CTC layer (Rao et al. 2015)", "per": None, "wer": "25.8",
+     "cite": "Grapheme-to-phoneme conversion using long short-term memory recurrent neural networks, ICASSP 2015 "
+             "(IEEE document 7178767); figure from the paper's abstract (it gives no PER)"},
+    {"system": "the same combined with a joint n-gram model (Rao et al. 2015)", "per": None, "wer": "21.3",
+     "cite": "the same paper's abstract"},
 ]
+
+#: How a later paper sums up published CMUdict word error rates, the Transformer G2P of Yolchuyeva,
+#: Németh and Gyires-Tóth (Interspeech 2019) among them, quoted as printed: the Transformer paper's own
+#: tables could not be read here, so chapter 5 quotes this summary instead of typing figures from memory.
+PUBLISHED_RANGE = {"wer_low": "20", "wer_high": "30",
+                   "cite": "M. Řezáčková, J. Švec, D. Tihelka, T5G2P: Using Text-to-Text Transfer Transformer for "
+                           "Grapheme-to-Phoneme Conversion, Interspeech 2021, section 4: \"in recent years, the "
+                           "published results range between 20% and 30% word error rate\" (citing Yolchuyeva et al. 2019)",
+                   "yolchuyeva": "S. Yolchuyeva, G. Németh, B. Gyires-Tóth, Transformer based grapheme-to-phoneme "
+                                 "conversion, Interspeech 2019, pp. 2095–2099 (arXiv 2004.06338)"}
