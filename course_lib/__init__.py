@@ -10,7 +10,8 @@ Read it like an appendix of the book, named with the book's notation (``Q``,
                  decoding.py (greedy and beam search)
     corpora.py   the real corpora (Shakespeare, People's Daily, Chinese reviews), checksummed
     analysis/    concept-level measurements: complexity, sizes (parameters, FLOPs), ngram,
-                 scaling (the 1/sqrt(d_k)), positional (encoding geometry), rnn
+                 scaling (the 1/sqrt(d_k)), positional (encoding geometry), rnn,
+                 opcount (a call's multiply-adds and largest tensor, counted)
     widgets/     interactive explorers for the notebooks
     training.py  the book's one training loop, train(...)
     text.py      the one tokenizer and vocabulary class (<pad> 0, <sos> 1, <eos> 2, <unk> 3)

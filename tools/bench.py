@@ -18,7 +18,9 @@ Sections:
   minutes on a warm clone, all of it 25 minutes on 2 cores).
 - ``speed``: course_lib's multi-head attention relative to
   torch.nn.MultiheadAttention (both measured in the same run), the capstone
-  classifier's serving latency (p50/p95) and throughput, chapter 9's tiled
+  classifier's serving latency (p50/p95) and throughput, chapter 8's attention
+  variants (full, local, strided, linear) against sequence length (times, and
+  their ratios beside the counted multiply-adds, of one run), chapter 9's tiled
   attention against full attention (memory and time ratios of one run),
   chapter 7's GPT generating with and without its KV cache (the speed-up of one
   run), and the capstone as an HTTP service under a bounded loopback load
@@ -165,7 +167,8 @@ def bench_ci() -> bool:
 
 
 def bench_speed() -> bool:
-    for extra in ("bench_mha.py", "bench_serving.py", "bench_tiled.py", "bench_kv_cache.py"):  # one run each
+    for extra in ("bench_mha.py", "bench_serving.py", "bench_attention_variants.py", "bench_tiled.py",
+                  "bench_kv_cache.py"):  # one run each
         print()
         subprocess.run([sys.executable, str(ROOT / "tools" / extra)], cwd=ROOT, check=True)
     print()  # the capstone as an HTTP service: loopback load test (float32/int8, 1/2 workers, RSS)

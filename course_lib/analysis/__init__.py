@@ -7,5 +7,6 @@
 - ``rnn``: vanishing gradients and sequential time of an RNN (chapter 1);
 - ``mel``: log-mel features of audio, the input of the speech model (chapter 10);
 - ``maxmatch``: dictionary maximum-matching word segmentation, the baseline of chapter 7's tagger;
-- ``edit``: edit (Levenshtein) distance, behind chapter 5's phoneme and chapter 10's character error rates.
+- ``edit``: edit (Levenshtein) distance, behind chapter 5's phoneme and chapter 10's character error rates;
+- ``opcount``: the multiply-adds and the largest tensor of a PyTorch call, counted, not timed (chapter 8).
 """
