@@ -86,6 +86,18 @@ def test_language_switch_hides_shows_and_persists(browser, server, kind):
 
     page.click(".course-lang-switch button[value=en]")
     assert _visible(page, ".lang-zh") == 0 and _visible(page, ".lang-en") == n_en
+    # Chromium hands a localStorage write to the browser process asynchronously; a reload at once,
+    # on a loaded machine, could come first. Wait until another page of the context sees the choice
+    # (as a reader's next page would), then reload.
+    probe = page.context.new_page()
+    probe.goto(f"{base}/book/intro.html", wait_until="load")
+    stored = probe.evaluate("""() => new Promise(done => {
+        const t0 = Date.now(), poll = () => localStorage.getItem('course-lang') === 'en' ? done(true)
+            : Date.now() - t0 > 10000 ? done(false) : setTimeout(poll, 50);
+        poll();
+    })""")
+    probe.close()
+    assert stored, "the choice was not stored (localStorage 'course-lang') within 10 s"
     page.reload(wait_until="load")
     assert _visible(page, ".lang-zh") == 0, "the choice did not survive a reload"
     assert page.get_attribute(".course-lang-switch button[value=en]", "aria-pressed") == "true"
