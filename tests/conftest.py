@@ -277,6 +277,18 @@ def watch(page, errors: list, foreign: list):
     page.on("request", check)
 
 
+def wait_for_stored(page, key: str, value: str, timeout_ms: int = 10000) -> bool:
+    """Poll ``localStorage[key]`` in ``page`` until it equals ``value`` (True) or ``timeout_ms`` has
+    passed (False). Chromium hands a page's localStorage write to the browser process
+    asynchronously: a page of the same context that reads the value has it from there, so a
+    reload after this cannot outrun the write (on a loaded machine it could)."""
+    return page.evaluate("""([key, value, limit]) => new Promise(done => {
+        const t0 = Date.now(), poll = () => localStorage.getItem(key) === value ? done(true)
+            : Date.now() - t0 > limit ? done(false) : setTimeout(poll, 50);
+        poll();
+    })""", [key, value, timeout_ms])
+
+
 @contextlib.contextmanager
 def page_opener(browser, base: str, timeout_ms: int = 15000):
     """Yields ``open(path) -> page`` for pages under ``base`` (http://… or file://…), all in one

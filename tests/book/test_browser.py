@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 
-from conftest import chromium, need_chromium, serve, watch
+from conftest import chromium, need_chromium, serve, wait_for_stored, watch
 from toc import ROOT, pages
 
 HTML = ROOT / "_build" / "html"
@@ -86,20 +86,14 @@ def test_language_switch_hides_shows_and_persists(browser, server, kind):
 
     page.click(".course-lang-switch button[value=en]")
     assert _visible(page, ".lang-zh") == 0 and _visible(page, ".lang-en") == n_en
-    # Chromium hands a localStorage write to the browser process asynchronously; a reload at once,
-    # on a loaded machine, could come first. Wait until another page of the context sees the choice
-    # (as a reader's next page would), then reload.
+    # another page of the context must see the choice before the reload (wait_for_stored); it
+    # stays open over the reload, as a reader's other tab would
     probe = page.context.new_page()
     probe.goto(f"{base}/book/intro.html", wait_until="load")
-    stored = probe.evaluate("""() => new Promise(done => {
-        const t0 = Date.now(), poll = () => localStorage.getItem('course-lang') === 'en' ? done(true)
-            : Date.now() - t0 > 10000 ? done(false) : setTimeout(poll, 50);
-        poll();
-    })""")
-    probe.close()
-    assert stored, "the choice was not stored (localStorage 'course-lang') within 10 s"
+    assert wait_for_stored(probe, "course-lang", "en"), "the choice was not stored (localStorage 'course-lang')"
     page.reload(wait_until="load")
     assert _visible(page, ".lang-zh") == 0, "the choice did not survive a reload"
+    probe.close()
     assert page.get_attribute(".course-lang-switch button[value=en]", "aria-pressed") == "true"
     page.goto(f"{base}/book/intro.html", wait_until="load")
     assert _visible(page, ".lang-zh") == 0, "the choice did not carry to another page"

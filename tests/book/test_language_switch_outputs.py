@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import chromium, need_chromium, page_opener, serve
+from conftest import chromium, need_chromium, page_opener, serve, wait_for_stored
 from toc import ROOT, pages
 
 HTML = Path(os.environ.get("COURSE_BOOK_HTML", ROOT / "_build" / "html"))
@@ -228,6 +228,7 @@ def test_outputs_follow_the_switch(browser, server, kind):
             assert split["caption"] == "split_heads(toy, 3): shape (3, 2, 2)"
             words = ch03.evaluate(TABLE, "query →")
             assert (words["caption"], words["cells"][0], words["cells"][3]) == CH03_WORDS[lang], lang
+        assert wait_for_stored(ch02, "course-lang", "both")   # ch03's choice reached ch02 (conftest)
         ch02.reload(wait_until="load")                   # the choice is remembered across pages
         assert ch02.get_attribute("html", "data-course-lang") == "both"
         assert ch02.get_attribute(".course-lang-switch button[value=both]", "aria-pressed") == "true"
@@ -240,6 +241,7 @@ def test_outputs_follow_the_switch(browser, server, kind):
             check = ch02.evaluate(CHECK, "weights equal · 权重一致")
             assert [line.strip() for line in check.splitlines() if line.strip()] == CH02_CHECK[lang], lang
         choose(ch02, "en")
+        assert wait_for_stored(ch03, "course-lang", "en")
         ch03.reload(wait_until="load")
         assert ch03.evaluate(TABLE, "feature 1 of the head")["cells"] == CH03_SPLIT["en"], "not kept on reload"
 
