@@ -356,13 +356,17 @@ def xdist_scope(nodeid: str) -> str:
 
 
 def pytest_configure(config):
-    """In a pytest-xdist worker, torch and the BLAS libraries run on one thread (unless
-    ``OMP_NUM_THREADS`` says otherwise): ``-n auto`` already keeps every core busy, and two threads
-    per worker on two cores ran the unit tests slower than no parallelism at all. A test that needs
-    a thread count sets it (``torch.set_num_threads``); notebook kernels are processes of their own
-    and keep theirs (``course_lib.repro.setup``: 2, or ``OMP_NUM_THREADS``), so nbval compares
-    every notebook exactly as before."""
+    """In a pytest-xdist worker, everything runs on one thread unless ``OMP_NUM_THREADS`` says
+    otherwise: torch and the BLAS libraries of the worker, and, through ``OMP_NUM_THREADS=1`` and
+    ``MKL_NUM_THREADS=1`` in its environment, the notebook kernels it starts
+    (``course_lib.repro.setup`` reads it). ``-n auto`` already keeps every core busy: two threads
+    per worker on two cores ran the unit tests slower than no parallelism at all, and the four
+    longest notebooks 33 % slower (126 s against 95 s on 2 workers). Every notebook must match
+    its stored outputs at any thread count; ``make test-portable`` runs them with one thread and
+    with three, its own setting. A test that needs a thread count sets it."""
     if os.environ.get("PYTEST_XDIST_WORKER") and "OMP_NUM_THREADS" not in os.environ:
+        os.environ["OMP_NUM_THREADS"] = "1"
+        os.environ.setdefault("MKL_NUM_THREADS", "1")
         import torch
         from threadpoolctl import threadpool_limits
         torch.set_num_threads(1)

@@ -70,3 +70,42 @@ def test_serial_modules_run_in_one_worker(tmp_path):
     assert all(len(w) == 1 for w in workers.values()), workers                 # a module never splits
     assert len({min(workers[m]) for m in serial}) == 1, workers                 # the serial ones share one
     assert len(set().union(*workers.values())) == 2, workers                    # and the run was parallel
+
+
+THREADS = """\
+import os
+import subprocess
+import sys
+
+import torch
+
+
+def test_threads():
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.environ.get('OMP_NUM_THREADS'))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    with open("threads.txt", "w") as f:     # a worker's output is not shown: write it down
+        f.write(f"worker={torch.get_num_threads()} kernel={child}")
+"""
+
+
+def _threads_seen(tmp_path, n_workers: str, **env_extra) -> str:
+    (tmp_path / "tests").mkdir(exist_ok=True)
+    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "tests" / "conftest.py")
+    (tmp_path / "tests" / "test_threads.py").write_text(THREADS)
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider -p xdist.plugin\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CI", "OMP_NUM_THREADS", "MKL_NUM_THREADS")} | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", n_workers, "tests/test_threads.py"],
+                         cwd=tmp_path, env=env | env_extra, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return (tmp_path / "threads.txt").read_text()
+
+
+def test_a_worker_and_the_kernels_it_starts_run_one_thread(tmp_path):
+    """A notebook kernel is a child process of its worker: it inherits one thread too, unless
+    ``OMP_NUM_THREADS`` was set for the run (``make test-portable`` sets 1 and 3)."""
+    assert _threads_seen(tmp_path, "2") == "worker=1 kernel=1"
+    chosen = _threads_seen(tmp_path, "2", OMP_NUM_THREADS="3")     # torch caps it at the cores
+    assert chosen.endswith(" kernel=3") and not chosen.startswith("worker=1 "), chosen
+    assert _threads_seen(tmp_path, "0").startswith("worker=")            # no workers: nothing changed
+    assert _threads_seen(tmp_path, "0").endswith("kernel=None")
