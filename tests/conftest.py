@@ -364,7 +364,8 @@ def pytest_configure(config):
     longest notebooks 33 % slower (126 s against 95 s on 2 workers). Every notebook must match
     its stored outputs at any thread count; ``make test-portable`` runs them with one thread and
     with three, its own setting. A test that needs a thread count sets it."""
-    if os.environ.get("PYTEST_XDIST_WORKER") and "OMP_NUM_THREADS" not in os.environ:
+    in_worker = hasattr(config, "workerinput")   # xdist's own mark; not an inherited environment
+    if in_worker and "OMP_NUM_THREADS" not in os.environ:
         os.environ["OMP_NUM_THREADS"] = "1"
         os.environ.setdefault("MKL_NUM_THREADS", "1")
         import torch

@@ -93,8 +93,9 @@ def _threads_seen(tmp_path, n_workers: str, **env_extra) -> str:
     shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "tests" / "conftest.py")
     (tmp_path / "tests" / "test_threads.py").write_text(THREADS)
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider -p xdist.plugin\n")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("CI", "OMP_NUM_THREADS", "MKL_NUM_THREADS")} | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env = {k: v for k, v in os.environ.items()   # as a shell would start it: nothing from this run's workers
+           if k not in ("CI", "OMP_NUM_THREADS", "MKL_NUM_THREADS") and not k.startswith("PYTEST_")}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", n_workers, "tests/test_threads.py"],
                          cwd=tmp_path, env=env | env_extra, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -107,5 +108,7 @@ def test_a_worker_and_the_kernels_it_starts_run_one_thread(tmp_path):
     assert _threads_seen(tmp_path, "2") == "worker=1 kernel=1"
     chosen = _threads_seen(tmp_path, "2", OMP_NUM_THREADS="3")     # torch caps it at the cores
     assert chosen.endswith(" kernel=3") and not chosen.startswith("worker=1 "), chosen
-    assert _threads_seen(tmp_path, "0").startswith("worker=")            # no workers: nothing changed
-    assert _threads_seen(tmp_path, "0").endswith("kernel=None")
+    serial = _threads_seen(tmp_path, "0")                                # no workers: nothing changed
+    assert serial.startswith("worker=") and serial.endswith(" kernel=None"), serial
+    # a serial run started from inside a worker (as this test's are) inherits PYTEST_XDIST_WORKER
+    assert _threads_seen(tmp_path, "0", PYTEST_XDIST_WORKER="gw0").endswith(" kernel=None")
