@@ -14,7 +14,7 @@ export OMP_WAIT_POLICY := PASSIVE
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: book book-all check test test-portable portable-plain portable-avx2 train-check train-check-full train pdf serve api lab sync vendor vendor-refresh venv bench solutions assignments grade clean help
+.PHONY: scope-seconds book book-all check test test-portable portable-plain portable-avx2 train-check train-check-full train pdf serve api lab sync vendor vendor-refresh venv bench solutions assignments grade clean help
 
 PORT ?= 8001
 # Opt-in, Linux: TORCH_INDEX=https://download.pytorch.org/whl/cpu installs the CPU-only torch wheel
@@ -120,6 +120,11 @@ check: venv
 test: venv vendor
 	$(PY) tools/test_all.py --build "$(BOOK_BUILD) $(BOOK_ALL)" --all-unless-warm \
 	  --pytest "$(BIN)/pytest -q $(PARALLEL)" -- tests $(NOTEBOOKS) $(NBVAL)
+
+# The seconds each scope took in a parallel run (tests/scope_seconds.json): the longest start first
+# in make test (tests/conftest.py, scope_order). Rerun it when a notebook or a test module grows.
+scope-seconds: venv
+	$(BIN)/pytest -q $(PARALLEL) --record-scope-seconds tests/scope_seconds.json tests $(NOTEBOOKS) $(NBVAL)
 
 # A learner's CPU runs other kernels than this one: PyTorch's plain-C and AVX2
 # paths, MKL without AVX-512, one thread or several. Every stored output must

@@ -318,6 +318,7 @@ def page_opener(browser, base: str, timeout_ms: int = 15000):
 # (serial_reason); SERIAL_MODULES adds those that say nothing of it. tests/unit/test_parallel.py.
 
 import ast  # noqa: E402
+import json  # noqa: E402
 
 SERIAL_MODULES = (
     "tests/book/test_browser_banner.py",   # pytest on the browser modules, in subprocesses
@@ -374,12 +375,60 @@ def pytest_configure(config):
         threadpool_limits(1)
 
 
+# The longest scopes go first, so that the run does not end with one worker on a long notebook
+# while the other core idles. xdist's own order (most tests first) put test_grading (9 tests, 70 s)
+# near the end. The seconds are measured: `make scope-seconds` rewrites SCOPE_SECONDS_FILE.
+SCOPE_SECONDS_FILE = _ROOT / "tests" / "scope_seconds.json"
+
+
+def scope_order(nodeids: list[str], seconds: dict[str, float]) -> list[str]:
+    """``nodeids`` regrouped by :func:`xdist_scope`, the longest scope first (its measured
+    ``seconds``; a scope not measured counts 0.1 s a test). Each scope's tests keep their order."""
+    scopes: dict[str, list[str]] = {}
+    for nodeid in nodeids:
+        scopes.setdefault(xdist_scope(nodeid), []).append(nodeid)
+    ranked = sorted(scopes.items(), key=lambda kv: -seconds.get(kv[0], 0.1 * len(kv[1])))  # stable
+    return [nodeid for _, ids in ranked for nodeid in ids]
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """In a pytest-xdist worker, the tests in :func:`scope_order` (every worker sorts alike, and
+    ``--dist loadscope`` schedules the scopes in the order collected). A serial run is untouched."""
+    if not hasattr(config, "workerinput"):     # (a worker's own "dist" option is always "no")
+        return
+    seconds = json.loads(SCOPE_SECONDS_FILE.read_text()) if SCOPE_SECONDS_FILE.exists() else {}
+    rank = {nodeid: k for k, nodeid in enumerate(scope_order([i.nodeid for i in items], seconds))}
+    items.sort(key=lambda item: rank[item.nodeid])
+
+
+def pytest_addoption(parser):
+    parser.addoption("--record-scope-seconds", metavar="FILE", default=None,
+                     help="write each xdist scope's seconds (setup, call, teardown) to FILE as JSON")
+
+
+_SCOPE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    scope = xdist_scope(report.nodeid)
+    _SCOPE_SECONDS[scope] = _SCOPE_SECONDS.get(scope, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session):
+    out = session.config.getoption("--record-scope-seconds")
+    if out and not hasattr(session.config, "workerinput"):
+        rows = dict(sorted(((k, round(v, 1)) for k, v in _SCOPE_SECONDS.items()), key=lambda kv: -kv[1]))
+        Path(out).write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadscope`` with :func:`xdist_scope` as its scopes (other modes: xdist's own)."""
+    """``--dist loadscope`` with :func:`xdist_scope` as its scopes, in the order the workers
+    collected them (:func:`scope_order`), not xdist's (other modes: xdist's own)."""
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
+    config.option.loadscopereorder = False
 
     class CourseScopeScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid):

@@ -6,13 +6,14 @@ the built book form one scope, run one after another by one worker
 (``tests/conftest.py``: ``serial_reason``, ``xdist_scope``).
 """
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 
-from conftest import SERIAL_MODULES, SERIAL_SCOPE, serial_reason, xdist_scope
+from conftest import SCOPE_SECONDS_FILE, SERIAL_MODULES, SERIAL_SCOPE, scope_order, serial_reason, xdist_scope
 from toc import ROOT
 
 #: Today's modules that must be serial; the rule must keep finding them.
@@ -112,3 +113,57 @@ def test_a_worker_and_the_kernels_it_starts_run_one_thread(tmp_path):
     assert serial.startswith("worker=") and serial.endswith(" kernel=None"), serial
     # a serial run started from inside a worker (as this test's are) inherits PYTEST_XDIST_WORKER
     assert _threads_seen(tmp_path, "0", PYTEST_XDIST_WORKER="gw0").endswith(" kernel=None")
+
+
+def test_scope_order_puts_the_longest_scope_first_and_keeps_each_scope_together():
+    ids = ["tests/unit/test_a.py::test_1", "tests/unit/test_a.py::test_2", "tests/unit/test_a.py::test_3",
+           "tests/unit/test_b.py::test_1", "book/ch07.ipynb::Cell 0", "book/ch07.ipynb::Cell 1",
+           "tests/unit/test_c.py::T::test_1", "tests/unit/test_a.py::test_4"]
+    # measured: ch07 longest; test_c not measured counts 0.1 s a test (0.1), below test_b's 0.2
+    seconds = {"book/ch07.ipynb": 90.0, "tests/unit/test_a.py": 5.0, "tests/unit/test_b.py": 0.2}
+    assert scope_order(ids, seconds) == [
+        "book/ch07.ipynb::Cell 0", "book/ch07.ipynb::Cell 1",
+        "tests/unit/test_a.py::test_1", "tests/unit/test_a.py::test_2", "tests/unit/test_a.py::test_3",
+        "tests/unit/test_a.py::test_4",
+        "tests/unit/test_b.py::test_1", "tests/unit/test_c.py::T::test_1"]
+    # nothing measured: most tests first (xdist's own rule); a tie keeps the collected order
+    assert scope_order(ids, {}) == [*ids[:3], ids[7], ids[4], ids[5], ids[3], ids[6]]
+    # the serial scope is one scope, ranked by its measured seconds like the rest
+    serial = [f"{KNOWN_SERIAL[0]}::test_x", f"{KNOWN_SERIAL[1]}::test_y"]
+    assert scope_order([ids[3], *serial], {SERIAL_SCOPE: 300.0})[:2] == serial
+
+
+def test_a_worker_runs_the_scopes_in_measured_order_and_records_them(tmp_path):
+    """A real ``-n 1`` run on stand-ins: with the measured seconds the one-test module runs
+    first; without them, the module with more tests (xdist's own order); and
+    ``--record-scope-seconds`` writes every scope's time."""
+    (tmp_path / "tests").mkdir()
+    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "tests" / "conftest.py")
+    (tmp_path / "tests" / "test_few.py").write_text("import time\n\ndef test_one():\n    time.sleep(0.3)\n")
+    (tmp_path / "tests" / "test_many.py").write_text("".join(f"def test_{i}():\n    pass\n\n" for i in range(4)))
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider -p xdist.plugin\n")
+    env = {k: v for k, v in os.environ.items() if k != "CI" and not k.startswith("PYTEST_")}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+
+    def first_module(*extra):
+        out = subprocess.run([sys.executable, "-m", "pytest", "-v", "-n", "1", "--dist", "loadscope", *extra,
+                              "tests"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stdout + out.stderr
+        return re.findall(r"PASSED (tests/\w+\.py)::", out.stdout)[0]
+
+    assert first_module() == "tests/test_many.py"
+    (tmp_path / "tests" / "scope_seconds.json").write_text('{"tests/test_few.py": 30.0, "tests/test_many.py": 1.0}')
+    assert first_module("--record-scope-seconds", str(tmp_path / "rec.json")) == "tests/test_few.py"
+    recorded = json.loads((tmp_path / "rec.json").read_text())
+    assert list(recorded) == ["tests/test_few.py", "tests/test_many.py"]       # the longest first
+    assert recorded["tests/test_few.py"] >= 0.3 > recorded["tests/test_many.py"]
+
+
+def test_the_measured_scopes_exist():
+    """Every scope in tests/scope_seconds.json is a notebook, a module or the serial scope of
+    today's tree: a renamed one would silently fall back to its number of tests."""
+    seconds = json.loads(SCOPE_SECONDS_FILE.read_text())
+    assert len(seconds) > 50
+    for scope in seconds:
+        path = scope.split("::")[0]
+        assert scope == SERIAL_SCOPE or (ROOT / path).is_file(), f"{scope} is measured but no longer exists"
