@@ -38,6 +38,7 @@ help:
 	@echo "make book-all  build every page of the book from scratch (what make test does)"
 	@echo "make check   while working: the tests and notebooks your changes can break, in parallel (BASE=rev)"
 	@echo "make test    run every test: unit, notebooks (nbval), book build, browser"
+	@echo "make scope-seconds  measure each test scope's time; make test starts the longest first"
 	@echo "make test-portable  nbval on every notebook under other CPU kernel paths and thread counts"
 	@echo "make pdf     one bilingual PDF of the book: _build/pdf/course.pdf"
 	@echo "make train   re-make the trained checkpoints in data/checkpoints (NAMES=… for some)"
