@@ -48,10 +48,20 @@ def test_scopes():
 SAMPLE = "import time\n\n" + "".join(f"def test_{i}():\n    time.sleep(0.2)\n\n\n" for i in range(3))
 
 
+def _stand_in(tmp_path) -> dict:
+    """``tmp_path`` set up as a repository with today's ``tests/conftest.py`` and xdist as its only
+    plugin (the others cost seconds of imports); returns the environment to run pytest in there:
+    as a shell would start it, without CI or anything from this run's own workers."""
+    (tmp_path / "tests").mkdir(exist_ok=True)
+    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "tests" / "conftest.py")
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider -p xdist.plugin\n")
+    env = {k: v for k, v in os.environ.items() if k != "CI" and not k.startswith("PYTEST_")}
+    return env | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
 def test_serial_modules_run_in_one_worker(tmp_path):
     """A real parallel run on stand-ins: the serial ones in one worker, the rest shared out."""
-    (tmp_path / "tests").mkdir()
-    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "tests" / "conftest.py")
+    env = _stand_in(tmp_path)
     serial = [*SERIAL_MODULES[:2], "tests/book/test_reads_build.py"]
     modules = [serial[0], "tests/unit/test_a.py", serial[1], "tests/unit/test_b.py", serial[2],
                "tests/unit/test_c.py"]
@@ -59,8 +69,6 @@ def test_serial_modules_run_in_one_worker(tmp_path):
         (tmp_path / module).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / module).write_text(SAMPLE)
     (tmp_path / serial[2]).write_text('HTML = "_%s"\n' % "build" + SAMPLE)  # found by what it reads
-    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider -p xdist.plugin\n")
-    env = {k: v for k, v in os.environ.items() if k != "CI"} | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # xdist alone
     out = subprocess.run([sys.executable, "-m", "pytest", "-v", "-n", "2", "--dist", "loadscope", *modules],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -90,13 +98,8 @@ def test_threads():
 
 
 def _threads_seen(tmp_path, n_workers: str, **env_extra) -> str:
-    (tmp_path / "tests").mkdir(exist_ok=True)
-    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "tests" / "conftest.py")
+    env = {k: v for k, v in _stand_in(tmp_path).items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     (tmp_path / "tests" / "test_threads.py").write_text(THREADS)
-    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider -p xdist.plugin\n")
-    env = {k: v for k, v in os.environ.items()   # as a shell would start it: nothing from this run's workers
-           if k not in ("CI", "OMP_NUM_THREADS", "MKL_NUM_THREADS") and not k.startswith("PYTEST_")}
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", n_workers, "tests/test_threads.py"],
                          cwd=tmp_path, env=env | env_extra, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -137,13 +140,9 @@ def test_a_worker_runs_the_scopes_in_measured_order_and_records_them(tmp_path):
     """A real ``-n 1`` run on stand-ins: with the measured seconds the one-test module runs
     first; without them, the module with more tests (xdist's own order); and
     ``--record-scope-seconds`` writes every scope's time."""
-    (tmp_path / "tests").mkdir()
-    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "tests" / "conftest.py")
+    env = _stand_in(tmp_path)
     (tmp_path / "tests" / "test_few.py").write_text("import time\n\ndef test_one():\n    time.sleep(0.3)\n")
     (tmp_path / "tests" / "test_many.py").write_text("".join(f"def test_{i}():\n    pass\n\n" for i in range(4)))
-    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider -p xdist.plugin\n")
-    env = {k: v for k, v in os.environ.items() if k != "CI" and not k.startswith("PYTEST_")}
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 
     def first_module(*extra):
         out = subprocess.run([sys.executable, "-m", "pytest", "-v", "-n", "1", "--dist", "loadscope", *extra,
