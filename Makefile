@@ -14,7 +14,7 @@ export OMP_WAIT_POLICY := PASSIVE
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: scope-seconds book book-all check test test-portable portable-plain portable-avx2 train-check train-check-full train pdf serve api lab sync vendor vendor-refresh venv bench solutions assignments grade clean help
+.PHONY: book book-all check test scope-seconds test-portable portable-plain portable-avx2 train-check train-check-full train pdf serve api lab sync vendor vendor-refresh venv bench solutions assignments grade clean help
 
 PORT ?= 8001
 # Opt-in, Linux: TORCH_INDEX=https://download.pytorch.org/whl/cpu installs the CPU-only torch wheel

@@ -376,8 +376,8 @@ def pytest_configure(config):
 
 
 # The longest scopes go first, so that the run does not end with one worker on a long notebook
-# while the other core idles. xdist's own order (most tests first) put test_grading (9 tests, 70 s)
-# near the end. The seconds are measured: `make scope-seconds` rewrites SCOPE_SECONDS_FILE.
+# while the other core idles. xdist's own order (most tests first) put test_grading (9 tests, the
+# longest scope of run A) near the end. The seconds are measured: `make scope-seconds` rewrites SCOPE_SECONDS_FILE.
 SCOPE_SECONDS_FILE = _ROOT / "tests" / "scope_seconds.json"
 
 
