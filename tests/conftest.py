@@ -233,6 +233,9 @@ def need_chromium(module: str, also_missing: str | None = None):
     pytest.skip(f"{module} skipped: {why}", allow_module_level=True)
 
 
+from page_visits import page_visits  # noqa: E402,F401  (the session fixture: one visit a page)
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -252,16 +255,38 @@ def serve(directory):
         thread.join(timeout=10)
 
 
+_BROWSER: list = []   # [playwright, browser, how many hold it] while a `with chromium()` is open
+
+
 @contextlib.contextmanager
 def chromium():
-    """Debian's Chromium, headless, driven by playwright; yields the browser."""
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+    """Debian's Chromium, headless, driven by playwright; yields the browser.
+
+    Nested uses share one browser (Playwright's sync API runs one instance at a time): a module
+    holds it for its tests, and the page visits the browser modules share (tests/page_visits.py)
+    borrow it for each visit. It closes when the outermost ``with`` ends, so that the next module
+    (an asyncio server, JupyterLab) finds no Playwright event loop running."""
+    if not _BROWSER:
+        from playwright.sync_api import sync_playwright
+        p = sync_playwright().start()
         try:
-            yield browser
-        finally:
-            browser.close()
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        except BaseException:
+            p.stop()
+            raise
+        _BROWSER.extend([p, browser, 0])
+    _BROWSER[2] += 1
+    try:
+        yield _BROWSER[1]
+    finally:
+        _BROWSER[2] -= 1
+        if _BROWSER[2] == 0:
+            p, browser, _ = _BROWSER
+            _BROWSER.clear()
+            try:
+                browser.close()
+            finally:
+                p.stop()
 
 
 def watch(page, errors: list, foreign: list):
@@ -324,7 +349,7 @@ SERIAL_MODULES = (
     "tests/book/test_browser_banner.py",   # pytest on the browser modules, in subprocesses
     "tests/book/test_lab.py",              # JupyterLab's contents manager
 )
-SERVING = frozenset({"chromium", "serve", "page_opener", "running_server"})  # imported at module level
+SERVING = frozenset({"chromium", "serve", "page_opener", "running_server", "visit_step"})  # imported at module level
 SERIAL_SCOPE = "serial: browsers, servers, the built book"
 _ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,6 +11,7 @@ from urllib.parse import quote
 import pytest
 
 from conftest import chromium, need_chromium, serve, wait_for_stored, watch
+from page_visits import visit_step
 from toc import ROOT, pages
 
 HTML = ROOT / "_build" / "html"
@@ -54,21 +55,33 @@ def _wait_rendered(page):
                            ".every(p => p.querySelector('svg'))", timeout=30000)
 
 
+@visit_step("render", rank=0)
+def rendered(page) -> dict:
+    """Wait until MathJax and mermaid are done; count what they drew, and read the article's text."""
+    _wait_rendered(page)
+    return {"math": page.locator("div.math, span.math").count(), "mjx": page.locator("mjx-container").count(),
+            "text": page.inner_text("article"), "diagrams": page.locator("pre.mermaid").count(),
+            "drawn": page.locator("pre.mermaid svg").count()}
+
+
 @pytest.mark.parametrize("kind", ["http", "file"])
 @pytest.mark.parametrize("page_path", pages())
-def test_page_renders_offline(browser, server, kind, page_path):
-    page, errors, foreign = _open(browser, f"{_base(kind, server)}/{page_path}.html")
-    _wait_rendered(page)
-    n_math = page.locator("div.math, span.math").count()
-    n_mjx = page.locator("mjx-container").count()
-    if n_math:
-        assert n_mjx >= n_math, f"{page_path}: {n_math} formulas but {n_mjx} rendered by MathJax"
-    assert "$$" not in page.inner_text("article"), f"{page_path}: raw $$ left in the text"
-    n_diagrams = page.locator("pre.mermaid").count()
-    assert page.locator("pre.mermaid svg").count() == n_diagrams
+def test_page_renders_offline(browser, server, page_visits, kind, page_path):
+    """Over http the page is read from the visit shared with the other browser modules (page_visits);
+    from disk it is opened here."""
+    if kind == "http":
+        seen = page_visits(HTML, page_path)
+        got, errors, foreign = seen.step("render"), seen.errors, seen.foreign
+    else:
+        page, errors, foreign = _open(browser, f"{HTML.as_uri()}/{page_path}.html")
+        got = rendered(page)
+        page.context.close()
+    if got["math"]:
+        assert got["mjx"] >= got["math"], f"{page_path}: {got['math']} formulas but {got['mjx']} rendered by MathJax"
+    assert "$$" not in got["text"], f"{page_path}: raw $$ left in the text"
+    assert got["drawn"] == got["diagrams"], f"{page_path}: {got['diagrams']} diagrams, {got['drawn']} drawn"
     assert not foreign, f"{page_path}: requests to other hosts: {foreign}"
     assert not errors, f"{page_path}: console errors: {errors}"
-    page.context.close()
 
 
 def _visible(page, selector):

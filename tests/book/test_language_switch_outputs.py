@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from conftest import chromium, need_chromium, page_opener, serve, wait_for_stored
+from page_visits import visit_step
 from toc import ROOT, pages
 
 HTML = Path(os.environ.get("COURSE_BOOK_HTML", ROOT / "_build" / "html"))
@@ -281,25 +282,32 @@ def notebook_pages() -> list[str]:
     return [p for p in pages() if (ROOT / f"{p}.ipynb").exists()]
 
 
-def test_no_language_hides_a_number_and_both_is_unchanged(browser, server):
+@visit_step("languages", rank=1)
+def read_languages(page) -> dict:
+    """READ on a visit shared with the other browser modules (tests/page_visits.py): it clicks the
+    switch through each language and ends on both, before test_visible_text rewrites the page."""
+    return page.evaluate(READ)
+
+
+def test_no_language_hides_a_number_and_both_is_unchanged(browser, page_visits):  # visits borrow browser
     problems, labelled = [], 0
-    with page_opener(browser, server, timeout_ms=30000) as open_page:
-        for path in notebook_pages():
-            page = open_page(f"{path}.html")
-            got = page.evaluate(READ)
-            page.close()
-            labelled += got["labels"]
-            if got["hiddenInBoth"]:
-                problems.append(f"{path}: {got['hiddenInBoth']} label spans hidden with both languages chosen")
-            changed = [k for k, (a, b) in enumerate(zip(got["served"], got["now"])) if a != b]
-            if len(got["served"]) != len(got["now"]) or changed:
-                problems.append(f"{path}: the text of output blocks {changed} changed (only spans may be added)")
-            for k, both in enumerate(got["both"]):
-                numbers = set(NUMBER.findall(both))
-                for lang in ("en", "zh"):
-                    lost = numbers - set(NUMBER.findall(got[lang][k]))
-                    if lost:
-                        problems.append(f"{path} output block {k}: {lang} hides {sorted(lost)}: "
-                                        f"{got[lang][k][:120]!r}")
+    for path in notebook_pages():
+        seen = page_visits(HTML, path)
+        got = seen.step("languages")
+        problems += [f"{path}: console error {e}" for e in seen.errors]
+        problems += [f"{path}: request to another host {u}" for u in seen.foreign]
+        labelled += got["labels"]
+        if got["hiddenInBoth"]:
+            problems.append(f"{path}: {got['hiddenInBoth']} label spans hidden with both languages chosen")
+        changed = [k for k, (a, b) in enumerate(zip(got["served"], got["now"])) if a != b]
+        if len(got["served"]) != len(got["now"]) or changed:
+            problems.append(f"{path}: the text of output blocks {changed} changed (only spans may be added)")
+        for k, both in enumerate(got["both"]):
+            numbers = set(NUMBER.findall(both))
+            for lang in ("en", "zh"):
+                lost = numbers - set(NUMBER.findall(got[lang][k]))
+                if lost:
+                    problems.append(f"{path} output block {k}: {lang} hides {sorted(lost)}: "
+                                    f"{got[lang][k][:120]!r}")
     assert not problems, "\n".join(problems[:30])
     assert labelled > 1000, f"only {labelled} label spans in the whole book: is lang-outputs.js loaded?"

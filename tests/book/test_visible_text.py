@@ -75,7 +75,8 @@ import nbformat
 import pytest
 import yaml
 
-from conftest import chromium, need_chromium, page_opener, serve
+from conftest import chromium, need_chromium
+from page_visits import visit_step
 from toc import ROOT
 
 SOURCE = Path(os.environ.get("COURSE_BOOK_SOURCE", ROOT))
@@ -435,33 +436,35 @@ def compare_page(page_path: str, cells: list[dict], nb) -> list[str]:
 
 # ----------------------------------------------------------------------- the tests
 
+@visit_step("text", rank=2)
+def visible_cells(page) -> list[dict]:
+    """Both languages shown, then EXTRACT, on the visit shared with the other browser modules
+    (tests/page_visits.py). Last of the steps: EXTRACT opens every dropdown and rewrites the page."""
+    show_both_languages(page)
+    return page.evaluate(EXTRACT)
+
+
 @pytest.fixture(scope="module")
-def open_page():
-    """One server and one browser for the module (one pytest-xdist worker with --dist loadscope).
+def visits(page_visits):
+    """The session's page visits (tests/page_visits.py), with this module's Chromium.
 
     Skips (raises under CI) without Chromium or the built book; the tests of the rules
     below need neither."""
     need_chromium("visible-text tests", None if (HTML / "index.html").exists() else
                   f"the book is not built at {HTML} (run `make book`)")
-    with serve(HTML) as base, chromium() as browser, page_opener(browser, base, timeout_ms=30000) as _open:
-        yield _open
-
-
-def visible_cells(open_page, page_path: str) -> list[dict]:
-    page = open_page(f"{page_path}.html")
-    try:
-        show_both_languages(page)
-        return page.evaluate(EXTRACT)
-    finally:
-        page.close()
+    with chromium():        # held for the module: each visit borrows it
+        yield page_visits
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize("page_path", notebook_pages())
-def test_every_output_is_visible_as_printed(open_page, page_path):
+def test_every_output_is_visible_as_printed(visits, page_path):
     ipynb, html = SOURCE / f"{page_path}.ipynb", HTML / f"{page_path}.html"
     nb = nbformat.read(ipynb, as_version=4)
-    problems = compare_page(page_path, visible_cells(open_page, page_path), nb)
+    seen = visits(HTML, page_path)
+    problems = compare_page(page_path, seen.step("text"), nb)
+    problems += [f"{page_path}: console error {e}" for e in seen.errors]
+    problems += [f"{page_path}: request to another host {u}" for u in seen.foreign]
     stale = (" NOTE: the notebook is newer than its page; rebuild the book first."
              if html.exists() and ipynb.stat().st_mtime > html.stat().st_mtime else "")
     assert not problems, (f"{len(problems)} output(s) of {page_path} do not show what the notebook printed "

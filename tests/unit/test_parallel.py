@@ -32,7 +32,8 @@ def test_serial_modules_are_found():
     for module in ["tests/unit/test_text.py", "tests/unit/test_service_bad_input.py",  # imports running_server in a test only
                    "tests/book/test_book_structure.py", "tests/unit/test_parallel.py"]:
         assert serial_reason(module) is None, (module, serial_reason(module))
-    assert serial_reason("tests/book/test_browser.py") == "imports chromium, serve"
+    assert serial_reason("tests/book/test_browser.py") == "imports chromium, serve, visit_step"
+    assert serial_reason("tests/book/test_visible_text.py") == "imports chromium, visit_step"
     assert serial_reason("tests/book/test_offline_html.py") == "reads the built book (_build)"
 
 
@@ -49,11 +50,13 @@ SAMPLE = "import time\n\n" + "".join(f"def test_{i}():\n    time.sleep(0.2)\n\n\
 
 
 def _stand_in(tmp_path) -> dict:
-    """``tmp_path`` set up as a repository with today's ``tests/conftest.py`` and xdist as its only
-    plugin (the others cost seconds of imports); returns the environment to run pytest in there:
-    as a shell would start it, without CI or anything from this run's own workers."""
+    """``tmp_path`` set up as a repository with today's ``tests/conftest.py`` (and the module it
+    imports) and xdist as its only plugin (the others cost seconds of imports); returns the
+    environment to run pytest in there: as a shell would start it, without CI or anything from
+    this run's own workers."""
     (tmp_path / "tests").mkdir(exist_ok=True)
-    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "tests" / "conftest.py")
+    for name in ("conftest.py", "page_visits.py"):          # conftest imports page_visits
+        shutil.copy(ROOT / "tests" / name, tmp_path / "tests" / name)
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider -p xdist.plugin\n")
     env = {k: v for k, v in os.environ.items() if k != "CI" and not k.startswith("PYTEST_")}
     return env | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
