@@ -389,7 +389,11 @@ def pytest_configure(config):
     per worker on two cores ran the unit tests slower than no parallelism at all, and the four
     longest notebooks 33 % slower (126 s against 95 s on 2 workers). Every notebook must match
     its stored outputs at any thread count; ``make test-portable`` runs them with one thread and
-    with three, its own setting. A test that needs a thread count sets it."""
+    with three, its own setting. A test that needs a thread count sets it.
+
+    In every run, a notebook kernel that dies at its start is started again
+    (:func:`retry_kernel_start`)."""
+    _install_kernel_retry()
     in_worker = hasattr(config, "workerinput")   # xdist's own mark; not an inherited environment
     if in_worker and "OMP_NUM_THREADS" not in os.environ:
         os.environ["OMP_NUM_THREADS"] = "1"
@@ -398,6 +402,39 @@ def pytest_configure(config):
         from threadpoolctl import threadpool_limits
         torch.set_num_threads(1)
         threadpool_limits(1)
+
+
+KERNEL_START_ATTEMPTS = 3
+
+
+def retry_kernel_start(start, attempts: int = KERNEL_START_ATTEMPTS):
+    """``start`` (nbval's ``start_new_kernel``), started again when the kernel dies before it
+    answers, up to ``attempts`` times in all. jupyter_client picks a new kernel's TCP ports by
+    binding port 0 and letting go; another process (a worker's kernel, a test's server, Chromium)
+    can take one before the kernel binds it, and the kernel exits at once ("Kernel died before
+    replying to kernel_info"; seen in a parallel make test). The kernel has run no cell, so a new
+    one checks exactly the same; any other failure, and the last attempt's, is raised."""
+    @functools.wraps(start)
+    def start_new_kernel(*args, **kwargs):
+        for attempt in range(1, attempts + 1):
+            try:
+                return start(*args, **kwargs)
+            except RuntimeError as e:
+                if "died before replying" not in str(e) or attempt == attempts:
+                    raise
+                import warnings
+                warnings.warn(f"a notebook kernel died at its start ({e}); starting another "
+                              f"(attempt {attempt + 1} of {attempts})", RuntimeWarning, stacklevel=2)
+    return start_new_kernel
+
+
+def _install_kernel_retry():
+    try:
+        import nbval.kernel
+    except ImportError:
+        return
+    if not hasattr(nbval.kernel.start_new_kernel, "__wrapped__"):   # RunningKernel looks it up here
+        nbval.kernel.start_new_kernel = retry_kernel_start(nbval.kernel.start_new_kernel)
 
 
 # The longest scopes go first, so that the run does not end with one worker on a long notebook
