@@ -235,6 +235,10 @@ def need_chromium(module: str, also_missing: str | None = None):
 
 from page_visits import page_visits  # noqa: E402,F401  (the session fixture: one visit a page)
 
+STAND_IN_FILES = ("conftest.py", "page_visits.py")
+"""What a copy of this conftest needs beside it (the stand-in runs of tests/unit/test_parallel.py
+and test_ci_skips.py)."""
+
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):

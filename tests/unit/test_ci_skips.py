@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import STAND_IN_FILES
 
 CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
 SAMPLE = '''
@@ -26,7 +27,8 @@ MODULE_SKIP = 'import pytest\npytest.skip("module needs a missing tool", allow_m
 
 
 def _run(tmp_path, ci: bool, files: dict, args=()):
-    shutil.copy(CONFTEST, tmp_path / "conftest.py")
+    for name in STAND_IN_FILES:
+        shutil.copy(CONFTEST.parent / name, tmp_path / name)
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     # Only the plugin the hooks are tested with (xdist): the others (nbval, hypothesis's, …) cost

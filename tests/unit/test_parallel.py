@@ -13,7 +13,8 @@ import shutil
 import subprocess
 import sys
 
-from conftest import SCOPE_SECONDS_FILE, SERIAL_MODULES, SERIAL_SCOPE, scope_order, serial_reason, xdist_scope
+from conftest import (SCOPE_SECONDS_FILE, SERIAL_MODULES, SERIAL_SCOPE, STAND_IN_FILES, scope_order, serial_reason,
+                      xdist_scope)
 from toc import ROOT
 
 #: Today's modules that must be serial; the rule must keep finding them.
@@ -55,7 +56,7 @@ def _stand_in(tmp_path) -> dict:
     environment to run pytest in there: as a shell would start it, without CI or anything from
     this run's own workers."""
     (tmp_path / "tests").mkdir(exist_ok=True)
-    for name in ("conftest.py", "page_visits.py"):          # conftest imports page_visits
+    for name in STAND_IN_FILES:
         shutil.copy(ROOT / "tests" / name, tmp_path / "tests" / name)
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider -p xdist.plugin\n")
     env = {k: v for k, v in os.environ.items() if k != "CI" and not k.startswith("PYTEST_")}
