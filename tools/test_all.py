@@ -59,7 +59,8 @@ def full_build_reason(root: Path = ROOT, env=None) -> str | None:
     built = stamp.stat().st_mtime
     for name in UNSEEN_BY_SPHINX:
         path = root / name
-        files = sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path] if path.exists() else []
+        files = (sorted(f for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
+                 if path.is_dir() else [path] if path.exists() else [])     # bytecode follows its source
         newer = [f for f in files if f.stat().st_mtime > built]
         if newer:
             return f"{newer[0].relative_to(root)} changed since the last build"

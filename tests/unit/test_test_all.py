@@ -138,6 +138,10 @@ def test_a_warm_checkout_rebuilds_only_what_sphinx_sees_changed(tmp_path):
     assert test_all.full_build_reason(tmp_path, env={}) is None
     os.utime(tmp_path / "_config.yml", (now - 61, now - 61))  # a second older than the build: not a change
     assert test_all.full_build_reason(tmp_path, env={}) is None
+    cached = tmp_path / "_ext/__pycache__/course_book.cpython-311.pyc"   # Python's bytecode, written on import
+    cached.parent.mkdir()
+    cached.write_text("x")
+    assert test_all.full_build_reason(tmp_path, env={}) is None
 
 
 def test_every_page_is_built_under_ci_on_a_fresh_clone_or_after_what_sphinx_cannot_see(tmp_path):
