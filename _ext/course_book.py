@@ -18,6 +18,8 @@ It does five small things:
    a CDN, is dropped.
 4. **Mermaid.** A small ``mermaid`` directive emits ``<pre class="mermaid">``
    that the vendored UMD build renders in the browser, also from ``file://``.
+   Its 3 MB of JavaScript is loaded only by the pages that draw a diagram
+   (:func:`_mermaid_where_drawn`): a browser parsed and ran it on every page.
 5. **A fast Chinese search index.** Sphinx 7's Chinese indexer (``html_search_language:
    zh``) keeps every Latin word it has seen in a list and looks each word up in it:
    two thirds of a whole build's time here (127 s of 189 s). :class:`SearchChinese`
@@ -88,6 +90,25 @@ def _drop_cdn_scripts(app, pagename, templatename, context, doctree):
     context["script_files"] = kept
 
 
+MERMAID_SCRIPTS = ("mermaid/mermaid.min.js", "course/mermaid-init.js")
+"""The vendored mermaid build and the script that starts it, in that order."""
+
+
+def draws_mermaid(doctree) -> bool:
+    """Whether a page's doctree holds a diagram of the ``mermaid`` directive."""
+    return doctree is not None and any(
+        n.get("format") == "html" and n.astext().startswith('<pre class="mermaid">')
+        for n in doctree.findall(nodes.raw))
+
+
+def _mermaid_where_drawn(app, pagename, templatename, context, doctree):
+    """Add the mermaid scripts to the pages that draw a diagram (Sphinx keeps a script added
+    here to this page only)."""
+    if draws_mermaid(doctree):
+        for js in MERMAID_SCRIPTS:
+            app.add_js_file(js)
+
+
 class _WordSet(set):
     """A set that Sphinx's indexer can ``extend`` as it did its list."""
     extend = set.update
@@ -105,11 +126,10 @@ def setup(app):
     app.add_directive("mermaid", Mermaid)
     app.add_search_language(SearchChinese)
     app.connect("config-inited", _exclude_paired_markdown)
+    app.connect("html-page-context", _mermaid_where_drawn)
     app.connect("html-page-context", _drop_cdn_scripts, priority=900)
     app.add_js_file("course/offline.js")
     app.add_js_file("course/lang.js")
     app.add_js_file("course/lang-outputs.js")
     app.add_css_file("course/lang.css")
-    app.add_js_file("mermaid/mermaid.min.js")
-    app.add_js_file("course/mermaid-init.js")
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -34,6 +34,25 @@ def test_thebe_and_cdn_scripts_are_gone():
     assert "_static/mathjax/tex-mml-chtml.js" in text and "_static/mermaid/mermaid.min.js" in text
 
 
+MERMAID_TAGS = ('<script src="{up}_static/mermaid/mermaid.min.js', '<script src="{up}_static/course/mermaid-init.js')
+
+
+def test_mermaid_is_loaded_by_the_pages_that_draw_a_diagram_and_by_no_other():
+    """Mermaid is 3 MB of JavaScript: a page without a diagram should not parse it (_ext/course_book.py)."""
+    drawn = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        up = "../" * (len(page.relative_to(HTML).parts) - 1)
+        at = [text.find(tag.format(up=up)) for tag in MERMAID_TAGS]
+        name = page.relative_to(HTML).as_posix()
+        if '<pre class="mermaid">' in text:
+            drawn.append(name)
+            assert -1 < at[0] < at[1], f"{name} draws a diagram; mermaid, then its start, must load: {at}"
+        else:
+            assert "mermaid.min.js" not in text and "mermaid-init.js" not in text, f"{name} loads mermaid"
+    assert "book/ch02_worked_qkv.html" in drawn and "book/appendix/glossary.html" not in drawn, drawn
+
+
 def test_the_regex_catches_a_cdn_script():
     # the check above can fail: a CDN script tag is recognised
     assert RESOURCE.search('<script src="https://cdn.example.org/x.js"></script>')
