@@ -16,7 +16,7 @@ export TRANSFORMERS_OFFLINE := 1
 # Python keeps its bytecode cache (__pycache__/, git-ignored), even where the machine sets
 # PYTHONDONTWRITEBYTECODE: without it every process compiles the course's modules again, and every
 # pytest process rewrites the asserts of every test module and plugin again (a trivial pytest run
-# took 2.3 s instead of 1.1 s; CONTRIBUTING, "Fast feedback")
+# took 2.3 s instead of 1.1 s; CONTRIBUTING, "While you work")
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: book book-all check test scope-seconds test-portable portable-plain portable-avx2 train-check train-check-full train pdf serve api lab sync vendor vendor-refresh venv bench solutions assignments grade clean help

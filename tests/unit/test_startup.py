@@ -1,4 +1,4 @@
-"""What every Python process of `make test` pays before it does anything (CONTRIBUTING, "Fast feedback").
+"""What every Python process of `make test` pays before it does anything (CONTRIBUTING, "While you work").
 
 `make test` starts several hundred Python processes: pytest workers, notebook kernels, the stand-in
 pytest runs of the test tools, the grader's children, the book build. Two costs were paid again in
