@@ -1,4 +1,4 @@
-"""What every Python process of `make test` pays before it does anything (CONTRIBUTING, "While you work").
+"""What every Python process of `make test` pays before it does anything, and the memory it keeps (CONTRIBUTING, "While you work").
 
 `make test` starts about a hundred Python processes (113 in one warm run, counted by process
 accounting): pytest workers, notebook kernels, the stand-in pytest runs of the test tools, the
@@ -51,3 +51,25 @@ def test_importing_nbformat_builds_no_iri_parser():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False"]
+
+
+def _recipe_environment(target: str) -> str:
+    """The malloc settings that a recipe of ``make target`` sees: a probe made a prerequisite of the
+    target runs under ``-n`` (its ``+`` runs it anyway; the target's own recipes are only printed) and
+    inherits the target's variables, as make's prerequisites do."""
+    probe = 'course-probe: ; +@echo "probe [$$MALLOC_MMAP_THRESHOLD_] [$$MALLOC_TRIM_THRESHOLD_]"'
+    out = subprocess.run(["make", "-n", "--no-print-directory", "--eval", probe, "--eval", f"{target}: course-probe",
+                          target], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return next(line for line in out.stdout.splitlines() if line.startswith("probe "))
+
+
+def test_the_test_targets_keep_freed_memory_and_the_rest_run_as_a_learner_s():
+    """glibc's malloc gives large blocks (torch's tensors) pages of their own and hands them back on
+    free; the kernel then faults in and zeroes every new tensor's pages again. The test targets
+    raise both thresholds (chapter 8's notebook under nbval: 10 s of system time -> 3 s); the
+    notebooks a learner runs, ``make bench`` and ``make train`` keep glibc's defaults."""
+    for target in ("test", "check", "portable-plain", "portable-avx2", "train-check"):
+        assert _recipe_environment(target) == "probe [1073741824] [4294967296]", target
+    for target in ("bench", "train", "sync", "book"):
+        assert _recipe_environment(target) == "probe [] []", target
