@@ -225,3 +225,27 @@ def test_evaluate_is_float64_and_leaves_the_model(tiny):
     assert next(model.parameters()).dtype == torch.float32
     with pytest.raises(TypeError, match="data must be a TextData"):
         evaluate(model, None)
+
+
+def test_evaluate_in_batches_gives_the_probabilities_of_one_pass(tiny, monkeypatch):
+    """Batches of 3 over the 8 held-out texts (3 + 3 + 2, the last one short): every probability
+    is that of one float64 pass over all 8 with their masks. Not always to the last bit: the BLAS
+    may sum a product of 3 rows in another order than one of 8 (here 1.1e-16 apart), as another
+    CPU does; a text scored with another's mask, or one left out, is off by far more."""
+    import copy
+    import dataclasses
+
+    from course_lib.labs import textclf
+    # padding that differs between the texts, so that a mask taken from the wrong rows shows
+    X, M = tiny.X_test.clone(), tiny.M_test.clone()
+    M[1::2, 3:] = False
+    data = dataclasses.replace(tiny, X_test=X, M_test=M)
+    model = _model(len(tiny.vocab)).eval()
+    with torch.no_grad():
+        whole = copy.deepcopy(model).double()(X, attention_mask=M).softmax(-1).numpy()     # (8, 2)
+    monkeypatch.setattr(textclf, "EVAL_BATCH", 3)
+    batched = evaluate(model, data)["probs"]
+    assert batched.shape == (8, 2)
+    np.testing.assert_allclose(batched, whole, rtol=0, atol=4e-16)           # a few units of the last place
+    with pytest.raises(ValueError, match="at least one held-out text"):
+        evaluate(model, dataclasses.replace(tiny, X_test=X[:0], M_test=M[:0], y_test=tiny.y_test[:0]))
