@@ -58,8 +58,9 @@ def _recipe_environment(target: str) -> str:
     target runs under ``-n`` (its ``+`` runs it anyway; the target's own recipes are only printed) and
     inherits the target's variables, as make's prerequisites do."""
     probe = 'course-probe: ; +@echo "probe [$$MALLOC_MMAP_THRESHOLD_] [$$MALLOC_TRIM_THRESHOLD_]"'
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}   # as a shell starts make
     out = subprocess.run(["make", "-n", "--no-print-directory", "--eval", probe, "--eval", f"{target}: course-probe",
-                          target], cwd=ROOT, capture_output=True, text=True, timeout=60)
+                          target], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     return next(line for line in out.stdout.splitlines() if line.startswith("probe "))
 
