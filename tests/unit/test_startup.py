@@ -1,8 +1,8 @@
-"""What every Python process of `make test` pays before it does anything, and the memory it keeps (CONTRIBUTING, "While you work").
+"""What every Python process of `make test` pays again and again (CONTRIBUTING, "While you work").
 
 `make test` starts about a hundred Python processes (113 in one warm run, counted by process
 accounting): pytest workers, notebook kernels, the stand-in pytest runs of the test tools, the
-grader's children, the book build. Two costs were paid again in
+grader's children, the book build. Three costs were paid again in
 each of them:
 
 - the bytecode cache: a machine that sets ``PYTHONDONTWRITEBYTECODE`` makes every process compile
@@ -11,9 +11,13 @@ each of them:
 - jsonschema 4.25 and later import rfc3987-syntax, which builds an Earley parser of RFC 3987 at
   import: 1.2 s in every process that imports nbformat (nbval's plugin does, in every pytest
   process). requirements.txt pins jsonschema below it.
+- freed memory: glibc's malloc gives each large block (torch's tensors) pages of its own and hands
+  them back on free, so the kernel faults in and zeroes the pages of every new tensor again. The
+  test targets of the Makefile set ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_``;
+  everything else runs as a learner's machine would.
 
-How long the start-up takes is not checked (a timed test on a shared machine is noise; the commit
-that added these tests gives the times measured); these tests check the two causes.
+How long these take is not checked (a timed test on a shared machine is noise; the commits that
+added these tests give the times measured); these tests check the three causes.
 """
 
 import os
