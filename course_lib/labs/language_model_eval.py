@@ -2,6 +2,7 @@
 
 :func:`evaluate` scores the held-out text of a :class:`~course_lib.labs.language_model_data.TokenCorpus`
 (the targets of non-overlapping windows, each held-out token predicted once),
+:func:`evaluate_sliding` the same targets from overlapping windows (each with more context),
 :func:`baselines` the unigram and bigram models of :mod:`course_lib.analysis.ngram`
 on the same targets; :func:`sample` generates text with the KV cache and
 :func:`positions_processed` counts what the cache saves. The data is in
@@ -18,7 +19,7 @@ from .._validate import check_positive_int, check_positive_number
 from ..analysis.ngram import bits_per_char, ngram_nll, perplexity
 from .language_model_data import CTX, TokenCorpus, windows
 
-__all__ = ["evaluate", "baselines", "sample", "positions_processed"]
+__all__ = ["evaluate", "evaluate_sliding", "baselines", "sample", "positions_processed"]
 
 
 @torch.no_grad()
@@ -56,6 +57,62 @@ def evaluate(model, corpus: TokenCorpus, ctx: int = CTX) -> dict:
     return {"val_loss": nll / n, "perplexity": perplexity(nll, n),
             "bits_per_char": bits_per_char(nll, corpus.val_chars), "nll": nll, "tokens": n,
             "chars": corpus.val_chars}
+
+
+@torch.no_grad()
+def evaluate_sliding(model, corpus: TokenCorpus, ctx: int, stride: int, batch: int = 32) -> dict:
+    """Score every held-out token once, from windows that overlap (chapter 7, eval mode).
+
+    Window ``k`` reads ``val_ids[k stride : k stride + ctx]``. The first window scores
+    all its targets; each later one only its last ``stride``, the targets no window
+    before it reached. Every token of ``val_ids[1:]`` is a target exactly once, as in
+    :func:`evaluate`, but after the first window each is predicted from between
+    ``ctx - stride + 1`` and ``ctx`` tokens before it, where :func:`evaluate` predicts
+    the first target of every window from one token. ``stride = ctx`` is
+    :func:`evaluate`'s windows; ``batch`` windows go through the model at once.
+
+    Returns:
+        The dict of :func:`evaluate` (``val_loss``, ``perplexity``, ``bits_per_char``,
+        ``nll``, ``tokens``, ``chars``) and ``"min_context"``, ``ctx - stride + 1``.
+    """
+    ids = corpus.val_ids
+    if len(ids) < 2:
+        raise ValueError(f"corpus.val_ids must hold at least 2 tokens to score one, got {len(ids)}")
+    ctx = check_positive_int(ctx, "ctx")
+    stride = check_positive_int(stride, "stride")
+    batch = check_positive_int(batch, "batch")
+    if stride > ctx:
+        raise ValueError(f"stride must be at most ctx = {ctx} (a larger one would skip targets), got {stride}")
+    targets = len(ids) - 1
+    full, last, covered = [], None, 0          # windows (start, first scored position), targets ids[1..covered] done
+    for start in range(0, targets, stride):
+        if covered >= targets:
+            break
+        if start + ctx <= targets:
+            full.append((start, covered - start))
+            covered = start + ctx
+        else:
+            last, covered = (start, covered - start), targets
+    was_training = model.training
+    model.eval()
+    nll, n = 0.0, 0
+    for i in range(0, len(full), batch):
+        chunk = full[i:i + batch]
+        x, y = windows(ids, [s for s, _ in chunk], ctx)                   # (W, ctx) each
+        losses = F.cross_entropy(model(x).transpose(1, 2), y, reduction="none")   # (W, ctx)
+        for row, (_, first) in zip(losses, chunk):
+            nll += float(row[first:].sum())
+            n += ctx - first
+    if last is not None:
+        start, first = last
+        x, y = ids[start:-1][None], ids[start + 1:][None]                 # (1, targets - start)
+        losses = F.cross_entropy(model(x).transpose(1, 2), y, reduction="none")[0]
+        nll += float(losses[first:].sum())
+        n += len(losses) - first
+    model.train(was_training)
+    return {"val_loss": nll / n, "perplexity": perplexity(nll, n),
+            "bits_per_char": bits_per_char(nll, corpus.val_chars), "nll": nll, "tokens": n,
+            "chars": corpus.val_chars, "min_context": ctx - stride + 1}
 
 
 def baselines(corpus: TokenCorpus, alpha: float = 1.0) -> dict:

@@ -20,6 +20,7 @@ from course_lib.labs import bpe
 from course_lib.labs import language_model as lm
 from course_lib.labs import language_model_data as lm_data
 from course_lib.labs import language_model_eval as lm_eval
+from course_lib.models import GPT, GPTConfig
 
 
 # ---------------------------------------------------------------- corpora
@@ -287,6 +288,49 @@ def test_evaluate_reads_windows_of_the_given_context():
     assert r["tokens"] == 159
     with pytest.raises(ValueError, match="ctx"):
         lm_eval.evaluate(model, corpus, ctx=0)
+
+
+def test_evaluate_sliding_reads_overlapping_windows_and_scores_each_target_once():
+    split = lm_data.TextSplit("en", "abcab" * 40, "abcabcab" * 20, "t")          # 160 held-out: 159 targets
+    corpus = lm_data.make_corpus(split, "char")
+    model = Uniform(corpus.vocab_size)
+    r = lm_eval.evaluate_sliding(model, corpus, ctx=50, stride=25)
+    # windows start at 0, 25, 50, 75, 100 (full) and 125 (the last 34 inputs): 50 + 4 * 25 + 9 targets scored
+    assert [tuple(s.shape) for s in model.seen] == [(5, 50), (1, 34)]
+    assert [int(s[0, 0]) for s in model.seen[:1]] == [int(corpus.val_ids[0])]
+    assert torch.equal(model.seen[0][1], corpus.val_ids[25:75]) and torch.equal(model.seen[1][0], corpus.val_ids[125:159])
+    assert (r["tokens"], r["min_context"]) == (159, 26)                     # targets 51..75 from 26..50 before
+    assert r["val_loss"] == pytest.approx(math.log(corpus.vocab_size), rel=1e-15)
+    model.seen.clear()
+    lm_eval.evaluate_sliding(model, corpus, ctx=50, stride=25, batch=2)        # the same windows, two at a time
+    assert [tuple(s.shape) for s in model.seen] == [(2, 50), (2, 50), (1, 50), (1, 34)]
+    for ctx, stride in ((50, 50), (50, 1), (7, 3), (200, 10)):              # every target once, whatever the windows
+        assert lm_eval.evaluate_sliding(Uniform(corpus.vocab_size), corpus, ctx, stride)["tokens"] == 159
+    for bad, match in (({"stride": 51}, "stride must be at most ctx = 50"), ({"stride": 0}, "stride"),
+                       ({"batch": 0}, "batch")):
+        with pytest.raises(ValueError, match=match):
+            lm_eval.evaluate_sliding(model, corpus, **{"ctx": 50, "stride": 25, **bad})
+
+
+def test_evaluate_sliding_gives_each_target_the_context_worked_out_by_hand():
+    split = lm_data.TextSplit("en", "abcde" * 8, "abcdeedcbaacebd" * 2, "t")   # 30 held-out: 29 targets
+    corpus = lm_data.make_corpus(split, "char")
+    torch.manual_seed(0)
+    gpt = GPT(GPTConfig(vocab_size=corpus.vocab_size, d_model=16, num_heads=2, num_layers=1, d_ff=32,
+                        max_len=8, dropout=0.0)).double().eval()
+    ids, ctx, stride = corpus.val_ids, 8, 3
+    by_hand = 0.0
+    with torch.no_grad():
+        for t in range(1, len(ids)):            # target ids[t] after c tokens: all before it in the first window,
+            c = t if t <= ctx else (t - ctx - 1) % stride + ctx - stride + 1     # then ctx - stride + 1 ... ctx
+            logits = gpt(ids[t - c:t][None])[0, -1]
+            by_hand += float(torch.log_softmax(logits, -1)[ids[t]].neg())
+    r = lm_eval.evaluate_sliding(gpt, corpus, ctx, stride)
+    assert r["nll"] == pytest.approx(by_hand, rel=1e-12) and r["tokens"] == 29
+    # stride = ctx is evaluate's disjoint windows; any overlap gives these targets more context
+    assert lm_eval.evaluate_sliding(gpt, corpus, ctx, ctx)["nll"] == pytest.approx(
+        lm_eval.evaluate(gpt, corpus, ctx=ctx)["nll"], rel=1e-12)
+    assert r["nll"] != pytest.approx(lm_eval.evaluate(gpt, corpus, ctx=ctx)["nll"], rel=1e-6)
 
 
 def test_training_flops_and_bad_input():
