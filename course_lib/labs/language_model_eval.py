@@ -54,6 +54,11 @@ def evaluate(model, corpus: TokenCorpus, ctx: int = CTX) -> dict:
         nll += float(F.cross_entropy(model(x).transpose(1, 2), y, reduction="sum"))
         n += y.numel()
     model.train(was_training)
+    return _scores(nll, n, corpus)
+
+
+def _scores(nll: float, n: int, corpus: TokenCorpus) -> dict:
+    """The dict of :func:`evaluate` from the summed nats ``nll`` of ``n`` scored tokens."""
     return {"val_loss": nll / n, "perplexity": perplexity(nll, n),
             "bits_per_char": bits_per_char(nll, corpus.val_chars), "nll": nll, "tokens": n,
             "chars": corpus.val_chars}
@@ -110,9 +115,7 @@ def evaluate_sliding(model, corpus: TokenCorpus, ctx: int, stride: int, batch: i
         nll += float(losses[first:].sum())
         n += len(losses) - first
     model.train(was_training)
-    return {"val_loss": nll / n, "perplexity": perplexity(nll, n),
-            "bits_per_char": bits_per_char(nll, corpus.val_chars), "nll": nll, "tokens": n,
-            "chars": corpus.val_chars, "min_context": ctx - stride + 1}
+    return {**_scores(nll, n, corpus), "min_context": ctx - stride + 1}
 
 
 def baselines(corpus: TokenCorpus, alpha: float = 1.0) -> dict:

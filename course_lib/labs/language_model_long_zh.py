@@ -50,8 +50,10 @@ these settings end at 4.73 held-out nats per character): a peak rate of 2e-3, of
 a warm-up of 100 steps, a weight decay of 0.3, and 2000 steps of 16 windows each ended higher. Full
 4000-step runs (one thread) against this recipe's 4.364: a weight decay of 0.3, 4.440; dropout 0.05,
 4.413; the learning rate falling in a straight line to zero instead of the cosine, 4.359; that line with
-a weight decay of 0.01, 4.376. None reaches the goal; chapter 7 shows how the reading of the held-out
-text (:func:`~course_lib.labs.language_model_eval.evaluate_sliding`) alone moves the result by more."""
+a weight decay of 0.01, 4.376; windows drawn also from chapter 8's deduplicated reviews (1.29 million
+characters after the month's 1.85 million, two threads), 4.434. None reaches the goal; chapter 7 shows
+how the reading of the held-out text (:func:`~course_lib.labs.language_model_eval.evaluate_sliding`)
+alone moves the result by more."""
 ZH_LONG_BATCH = 32
 """Windows per step."""
 ZH_LONG_LOG_EVERY = 10
