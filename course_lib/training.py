@@ -2,8 +2,8 @@
 
 Every model the book trains, in a notebook or in ``make train``, goes
 through :func:`train`: chapters 1, 3, 4, 5, 6, 7 and 8 call it with their own
-batches and loss. It is Adam (or AdamW) with optional warm-up or any
-learning-rate schedule, gradient-norm clipping, and a progress line every
+batches and loss. It is Adam, AdamW or Muon (:mod:`course_lib.muon`, for
+chapter 7's long Chinese run) with optional warm-up or any learning-rate schedule, gradient-norm clipping, and a progress line every
 ``log_every`` steps.
 
 A live run in a notebook is not bit-identical on every CPU (see
@@ -21,11 +21,12 @@ from typing import Callable
 import torch
 
 from ._validate import check_choice, check_positive_int, check_positive_number
+from .muon import Muon, split_for_muon
 from .repro import band_for
 
 __all__ = ["train", "OPTIMIZERS", "checking", "PrefixReached"]
 
-OPTIMIZERS = ("adam", "adamw")
+OPTIMIZERS = ("adam", "adamw", "muon")
 
 
 def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: int, lr, *,
@@ -33,7 +34,7 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
           eps: float = 1e-8, scheduler: Callable | None = None, seed: int | None = 0,
           clip: float | None = 1.0, warmup: int = 0, log_every: int | None = None,
           log_decimals: int = 3, name: str = "", reference: dict | None = None, rel: float = 0.25,
-          on_step: Callable | None = None) -> list[float]:
+          on_step: Callable | None = None, muon_ratio: float = 1.0) -> list[float]:
     """Train ``model``: the book's one training loop.
 
     Step ``s`` (``0 … steps-1``) computes ``loss_fn(model, batches_fn(s))``,
@@ -46,7 +47,10 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
         steps: number of updates.
         lr: the peak learning rate (a positive number), or a schedule
             ``step -> learning rate`` (e.g. chapter 5's ``noam_lr``).
-        optimizer: ``"adam"`` or ``"adamw"``.
+        optimizer: ``"adam"``, ``"adamw"``, or ``"muon"``: :class:`course_lib.muon.Muon` for the
+            matrices inside the blocks and AdamW for the rest (:func:`course_lib.muon.split_for_muon`),
+            both with the same weight decay; Muon's learning rate is ``muon_ratio`` times ``lr``
+            (chapter 7).
         weight_decay: the optimizer's weight decay (decoupled for AdamW;
             note that ``torch.optim.AdamW``'s own default is 0.01, this one's 0).
         betas, eps: Adam's moment coefficients and epsilon (chapter 5 uses
@@ -68,6 +72,7 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
             relative width ``rel`` around it, and a loss outside fails.
         rel: relative half-width of those bands.
         on_step: called as ``on_step(step, loss)`` after each update.
+        muon_ratio: with ``optimizer="muon"``, Muon's learning rate over AdamW's at every step.
 
     Returns:
         The loss of every step, ``steps`` floats.
@@ -84,6 +89,11 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
     if schedule is None:
         lr = check_positive_number(lr, "lr")
     check_choice(optimizer, "optimizer", OPTIMIZERS)
+    muon_ratio = check_positive_number(muon_ratio, "muon_ratio")
+    if muon_ratio != 1.0 and optimizer != "muon":
+        raise ValueError(f"muon_ratio is for optimizer='muon', got it with optimizer={optimizer!r}")
+    if scheduler is not None and optimizer == "muon":
+        raise ValueError("scheduler drives one optimizer; with optimizer='muon' give lr as a schedule instead")
     if scheduler is not None and (not callable(scheduler) or schedule is not None or warmup):
         raise ValueError("scheduler must be a function optimizer -> LR scheduler, used with a number lr "
                          "and no warmup")
@@ -116,28 +126,37 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
     stop = _CHECK["stop_after"] if _CHECK and _CHECK["active"] else None
     if seed is not None:
         torch.manual_seed(check_positive_int(seed, "seed", minimum=0))
-    opt_cls = torch.optim.AdamW if optimizer == "adamw" else torch.optim.Adam
-    opt = opt_cls(params, lr=schedule(0) if schedule else lr, betas=betas, eps=eps,
-                  weight_decay=float(weight_decay))
-    sched = scheduler(opt) if scheduler is not None else None
+    first_lr = schedule(0) if schedule else lr
+    if optimizer == "muon":
+        matrices, rest = split_for_muon(model)
+        opts = [Muon(matrices, lr=muon_ratio * first_lr, weight_decay=float(weight_decay)),
+                torch.optim.AdamW(rest, lr=first_lr, betas=betas, eps=eps, weight_decay=float(weight_decay))]
+    else:
+        opt_cls = torch.optim.AdamW if optimizer == "adamw" else torch.optim.Adam
+        opts = [opt_cls(params, lr=first_lr, betas=betas, eps=eps, weight_decay=float(weight_decay))]
+    sched = scheduler(opts[0]) if scheduler is not None else None
     model.train()
     losses, since = [], 0
     prefix = f"{name} · " if name else ""
     width = len(str(steps))
     for step in range(steps):
-        for group in opt.param_groups if sched is None else ():
-            if schedule is not None:
-                group["lr"] = float(schedule(step))
-            else:
-                group["lr"] = lr * min(1.0, (step + 1) / warmup) if warmup else lr
+        for opt in opts if sched is None else ():
+            ratio = muon_ratio if isinstance(opt, Muon) else 1.0
+            for group in opt.param_groups:
+                if schedule is not None:
+                    group["lr"] = ratio * float(schedule(step))
+                else:
+                    group["lr"] = ratio * (lr * min(1.0, (step + 1) / warmup) if warmup else lr)
         loss = loss_fn(model, batches_fn(step))
         if not isinstance(loss, torch.Tensor) or loss.ndim != 0:
             raise TypeError("loss_fn must return a scalar tensor")
-        opt.zero_grad(set_to_none=True)
+        for opt in opts:
+            opt.zero_grad(set_to_none=True)
         loss.backward()
         if clip is not None:
             torch.nn.utils.clip_grad_norm_(params, clip)
-        opt.step()
+        for opt in opts:
+            opt.step()
         if sched is not None:
             sched.step()
         losses.append(float(loss.detach()))
