@@ -1,19 +1,22 @@
-"""Chapter 7's GPT lab, the longer Chinese run (``ch07_bert_gpt``): a larger character GPT on People's Daily.
+"""Chapter 7's GPT lab, the longer Chinese runs (``ch07_bert_gpt``): a larger character GPT on People's Daily.
 
-Recipe ``ch07-gpt-peoples-daily`` trains the small GPT for two and a half minutes and
-ends only a few per cent below the add-one bigram in bits per character. Recipe
-``ch07-gpt-peoples-daily-long`` (:data:`ZH_LONG_NAME`) reads the same corpus, the same
-characters (:func:`course_lib.labs.language_model.corpus_for`, ``"zh"``) and the same
-split with a larger GPT (:data:`ZH_LONG_SIZE`, a context of :data:`ZH_LONG_CTX`
-characters) for much longer. The goal set for it, :data:`ZH_GOAL` fewer bits per held-out
-character than the bigram (:func:`fewer_bits`), is not reached: 4000 steps on two threads (some
-seventeen minutes of ``make train``) bring it to about 19.2 %, where 1800 steps had reached 16.2 %
-and 1000 steps with the English run's weight decay of 0.01 12.7 %. Chapter 7 shows why: by the end the
-training loss still falls and the held-out loss hardly moves. It is a long recipe like
-``ch07-gpt-shakespeare-char-long`` and runs through the same loop
-(:func:`course_lib.labs.language_model_long.run_long`): ``tools/train.py --check``
-re-scores the stored checkpoint exactly in float64 and retrains only the first
-:data:`ZH_CHECK_PREFIX` steps against the stored curve.
+Recipe ``ch07-gpt-peoples-daily`` trains the small GPT for two and a half minutes and ends only a few
+per cent below the add-one bigram in bits per character. Two longer recipes read the same corpus, the
+same characters (:func:`course_lib.labs.language_model.corpus_for`, ``"zh"``) and the same split with a
+larger GPT (:data:`ZH_LONG_SIZE`, a context of :data:`ZH_LONG_CTX` characters) for 4000 steps, from the
+same initial weights on the same batches with the same schedule. They differ only in the optimizer:
+
+- ``ch07-gpt-peoples-daily-long-adamw`` (:data:`ZH_ADAMW_NAME`, :data:`ZH_ADAMW_TRAIN`): AdamW for
+  every weight, like every other run of the book; about 19.2 % fewer bits than the bigram.
+- ``ch07-gpt-peoples-daily-long`` (:data:`ZH_LONG_NAME`, :data:`ZH_LONG_TRAIN`): Muon
+  (:mod:`course_lib.muon`) for the matrices inside the blocks, AdamW for the rest; about 19.7 %.
+
+Neither reaches the goal set for them, :data:`ZH_GOAL` fewer bits per held-out character than the bigram
+(:func:`fewer_bits`); chapter 7 shows why (by the end the training loss still falls and the held-out loss
+hardly moves). Both are long recipes like ``ch07-gpt-shakespeare-char-long`` and run through the same
+loop (:func:`course_lib.labs.language_model_long.run_long`): ``tools/train.py --check`` re-scores the
+stored checkpoint exactly in float64 and retrains only the first :data:`ZH_CHECK_PREFIX` steps against
+the stored curve.
 """
 
 from __future__ import annotations
@@ -31,10 +34,10 @@ from .language_model_data import TokenCorpus
 from .language_model_eval import baselines, evaluate
 from .language_model_long import cosine_learning_rate, run_long
 
-__all__ = ["ZH_LONG_NAME", "ZH_LONG_CTX", "ZH_LONG_SIZE", "ZH_LONG_TRAIN", "ZH_LONG_BATCH", "ZH_LONG_LOG_EVERY",
+__all__ = ["ZH_LONG_NAME", "ZH_ADAMW_NAME", "ZH_ADAMW_TRAIN", "ZH_LONG_CTX", "ZH_LONG_SIZE", "ZH_LONG_TRAIN", "ZH_LONG_BATCH", "ZH_LONG_LOG_EVERY",
            "ZH_HELD_OUT_EVERY", "ZH_CHECK_PREFIX", "ZH_CURVE_TOLERANCE", "ZH_GOAL", "zh_long_corpus",
            "zh_long_learning_rate", "build_zh_long_gpt", "flat_cross_entropy", "train_zh_long", "fewer_bits",
-           "rescore_zh_long"]
+           "rescore_zh_long", "rescore_zh_adamw"]
 
 ZH_LONG_NAME = "ch07-gpt-peoples-daily-long"
 """The recipe and checkpoint name."""
@@ -42,18 +45,31 @@ ZH_LONG_CTX = 128
 """Characters per training window, and the model's context length (the small GPT reads 64)."""
 ZH_LONG_SIZE = dict(d_model=128, num_heads=4, num_layers=3, d_ff=512, max_len=ZH_LONG_CTX, dropout=0.0)
 """The larger GPT (the vocabulary, 2244 characters and ``<unk>``, comes from the training text)."""
-ZH_LONG_TRAIN = dict(steps=4000, lr=3e-3, warmup=50, optimizer="adamw", weight_decay=0.1, clip=1.0, seed=0)
-"""Training: AdamW, linear warm-up, then cosine decay to a tenth of ``lr`` over all ``steps``. The weight
-decay is ten times the English run's 0.01, against overfitting: the run reads its training text about
-nine times. Measured on shorter runs of the same schedule (one thread; 1000 steps of 32 windows, where
-these settings end at 4.73 held-out nats per character): a peak rate of 2e-3, of 6e-3, or of 1.2e-2 with
-a warm-up of 100 steps, a weight decay of 0.3, and 2000 steps of 16 windows each ended higher. Full
-4000-step runs (one thread) against this recipe's 4.364: a weight decay of 0.3, 4.440; dropout 0.05,
-4.413; the learning rate falling in a straight line to zero instead of the cosine, 4.359; that line with
-a weight decay of 0.01, 4.376; windows drawn also from chapter 8's deduplicated reviews (1.29 million
-characters after the month's 1.85 million, two threads), 4.434. None reaches the goal; chapter 7 shows
-how the reading of the held-out text (:func:`~course_lib.labs.language_model_eval.evaluate_sliding`)
-alone moves the result by more."""
+ZH_LONG_TRAIN = dict(steps=4000, lr=3e-3, warmup=50, optimizer="muon", muon_ratio=2.0, weight_decay=0.1, clip=1.0,
+                     seed=0)
+"""Training: Muon for the block matrices at ``muon_ratio`` times the AdamW rate, AdamW for the rest
+(:func:`course_lib.training.train`), linear warm-up, then cosine decay to a tenth of ``lr`` over all
+``steps``. The weight decay is ten times the English run's 0.01, against overfitting: the run reads its
+training text about nine times. Measured on 1000-step runs of the same schedule (one thread, 32 windows a
+step): AdamW alone ended at 4.731 held-out nats per character; PyTorch's ``torch.optim.Muon`` (its
+iteration in bfloat16, the same step size) at the AdamW rate (ratio 1) at 4.603, at twice it 4.575. The full run ends at 4.339 nats (19.7 % fewer bits than the bigram), against the AdamW
+run's 4.364 (:data:`ZH_ADAMW_TRAIN`). Two full Muon runs against overfitting were stopped when they
+could no longer reach the goal (4.322 nats; one thread each): a weight decay of 0.2 was 0.014 nats
+above this run at step 2400; dropout 0.1 was 0.11 above at step 1100.
+
+Tried on the AdamW run before (full 4000-step runs, one thread, against its 4.364): a weight decay of
+0.3, 4.440; dropout 0.05, 4.413; the learning rate falling in a straight line to zero instead of the
+cosine, 4.359; that line with a weight decay of 0.01, 4.376; windows drawn also from chapter 8's
+deduplicated reviews (1.29 million characters after the month's 1.85 million, two threads), 4.434; and
+on 1000-step runs, a peak rate of 2e-3, of 6e-3, or of 1.2e-2 with a warm-up of 100 steps, a weight
+decay of 0.3, and 2000 steps of 16 windows each, all ended higher. Chapter 7 shows how the reading of the
+held-out text (:func:`~course_lib.labs.language_model_eval.evaluate_sliding`) alone moves the result by
+more."""
+ZH_ADAMW_NAME = "ch07-gpt-peoples-daily-long-adamw"
+"""The same run with AdamW alone, the optimizer of every other run of the book: chapter 7's comparison."""
+ZH_ADAMW_TRAIN = dict(steps=4000, lr=3e-3, warmup=50, optimizer="adamw", weight_decay=0.1, clip=1.0, seed=0)
+"""The AdamW run's training: :data:`ZH_LONG_TRAIN` with AdamW for every weight (the same steps, schedule,
+weight decay, clipping, seed and batches)."""
 ZH_LONG_BATCH = 32
 """Windows per step."""
 ZH_LONG_LOG_EVERY = 10
@@ -64,10 +80,11 @@ ZH_CHECK_PREFIX = 40
 """``tools/train.py --check`` retrains this many steps (about 25 s on one thread)."""
 ZH_CURVE_TOLERANCE = 1e-5
 """How far a retrained prefix's curve point may land from the stored one (absolute, nats). Measured
-over the first 40 steps against the stored run (AVX512, 2 threads): retrained under
+over the first 40 steps against the stored runs (AVX512, 2 threads): retrained under
 ``ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2`` (1 thread) the four curve points
-differ by at most 5.2e-7; retrained under AVX2 (1 thread, as ``make train-check`` does) by 1.4e-7.
-The tolerance leaves nineteen times the largest for other kernels and thread counts."""
+differ by at most 5.2e-7 (AdamW run) and 9.5e-8 (Muon run); retrained under AVX2 (1 thread, as
+``make train-check`` does) by 1.4e-7 for both. The tolerance leaves nineteen times the largest for
+other kernels and thread counts."""
 ZH_GOAL = 0.20
 """The goal of this run: at least this share fewer bits per held-out character than the add-one bigram."""
 
@@ -103,14 +120,19 @@ def flat_cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))      # (B·T, V) against (B·T,)
 
 
-def train_zh_long(corpus: TokenCorpus, steps: int | None = None, log_every: int | None = None) -> dict:
-    """Run the first ``steps`` steps (None: all) of the recipe, with the full run's batches and schedule.
+def train_zh_long(corpus: TokenCorpus, steps: int | None = None, log_every: int | None = None,
+                  train_cfg: dict | None = None) -> dict:
+    """Run the first ``steps`` steps (None: all) of the recipe, with the full run's batches and schedule
+    (``train_cfg``: :data:`ZH_LONG_TRAIN`, Muon, when None; or :data:`ZH_ADAMW_TRAIN`).
 
     Returns:
         ``{"model", "losses", "curve", "lr": {step: learning rate} at the curve's steps,
         "held_out": {step: held-out nats per character}}``, steps counted from 1.
     """
-    total = ZH_LONG_TRAIN["steps"]
+    train_cfg = ZH_LONG_TRAIN if train_cfg is None else train_cfg
+    if train_cfg not in (ZH_LONG_TRAIN, ZH_ADAMW_TRAIN):
+        raise ValueError("train_cfg must be ZH_LONG_TRAIN or ZH_ADAMW_TRAIN (None: ZH_LONG_TRAIN)")
+    total = train_cfg["steps"]
     steps = total if steps is None else check_positive_int(steps, "steps")
     if steps > total:
         raise ValueError(f"steps must be at most the recipe's {total}, got {steps}")
@@ -119,7 +141,7 @@ def train_zh_long(corpus: TokenCorpus, steps: int | None = None, log_every: int 
                         f"{type(corpus).__name__}" + (f" of language {corpus.split.language!r}"
                                                        if isinstance(corpus, TokenCorpus) else ""))
     return run_long(build_zh_long_gpt(corpus.vocab_size), corpus, ctx=ZH_LONG_CTX, batch=ZH_LONG_BATCH,
-                    train_cfg=ZH_LONG_TRAIN, steps=steps, log_every=log_every, held_out_every=ZH_HELD_OUT_EVERY,
+                    train_cfg=train_cfg, steps=steps, log_every=log_every, held_out_every=ZH_HELD_OUT_EVERY,
                     curve_every=ZH_LONG_LOG_EVERY, loss_fn=flat_cross_entropy)
 
 
@@ -141,12 +163,21 @@ def _metrics(model, corpus: TokenCorpus) -> dict:
             "fewer_bits_than_bigram": fewer_bits(scores["bits_per_char"], bigram)}
 
 
-def rescore_zh_long(directory=None) -> dict:
-    """Load the stored checkpoint in float64 and score the held-out text again: its metrics."""
+def _rescore(name: str, directory=None) -> dict:
     corpus = zh_long_corpus()
     model = GPT(GPTConfig(vocab_size=corpus.vocab_size, **ZH_LONG_SIZE))
-    repro.load_checkpoint(ZH_LONG_NAME, model, directory=directory, dtype=torch.float64)
+    repro.load_checkpoint(name, model, directory=directory, dtype=torch.float64)
     return _metrics(model, corpus)
+
+
+def rescore_zh_long(directory=None) -> dict:
+    """Load the stored checkpoint in float64 and score the held-out text again: its metrics."""
+    return _rescore(ZH_LONG_NAME, directory)
+
+
+def rescore_zh_adamw(directory=None) -> dict:
+    """The same for the AdamW run (:data:`ZH_ADAMW_NAME`)."""
+    return _rescore(ZH_ADAMW_NAME, directory)
 
 
 # Metric tolerances: not measured on a full retraining along another CPU path (each costs some
@@ -162,18 +193,32 @@ def rescore_zh_long(directory=None) -> dict:
               data="a larger character-level GPT (context 128) on the same People's Daily characters and split "
                    "as ch07-gpt-peoples-daily; evaluated on the same 200 held-out paragraphs")
 def peoples_daily_long_recipe(steps: int | None = None) -> dict:
-    """Chapter 7: the larger Chinese character GPT, trained for some seventeen minutes on two threads
-    (``steps``: a prefix)."""
+    """Chapter 7: the larger Chinese character GPT, trained with Muon for some eighteen minutes on two
+    threads (``steps``: a prefix)."""
+    return _recipe(ZH_LONG_TRAIN, steps)
+
+
+@repro.recipe(ZH_ADAMW_NAME, chapter="ch07",
+              tolerance={"val_loss": 0.02, "bits_per_char": 0.03, "fewer_bits_than_bigram": 0.004},
+              check_prefix=ZH_CHECK_PREFIX, curve_tolerance=ZH_CURVE_TOLERANCE, rescore=rescore_zh_adamw,
+              data="the GPT of ch07-gpt-peoples-daily-long on the same characters, split, steps and batches, "
+                   "trained with AdamW for every weight instead of Muon; evaluated on the same 200 held-out paragraphs")
+def peoples_daily_adamw_recipe(steps: int | None = None) -> dict:
+    """Chapter 7: the same GPT and run with AdamW alone (``steps``: a prefix)."""
+    return _recipe(ZH_ADAMW_TRAIN, steps)
+
+
+def _recipe(train_cfg: dict, steps: int | None) -> dict:
     corpus = zh_long_corpus()
-    run = train_zh_long(corpus, steps, log_every=50)
+    run = train_zh_long(corpus, steps, log_every=50, train_cfg=train_cfg)
     out = {"curve": run["curve"], "lr": run["lr"], "held_out": run["held_out"], "model": run["model"]}
-    if steps is None or steps == ZH_LONG_TRAIN["steps"]:
+    if steps is None or steps == train_cfg["steps"]:
         model = run["model"]
         out["metrics"] = _metrics(model.double(), corpus)
         out["model"] = model.float()
         out["config"] = {"language": "zh", "tokens": "char", "vocab_size": corpus.vocab_size, "ctx": ZH_LONG_CTX,
                          "batch_size": ZH_LONG_BATCH, "log_every": ZH_LONG_LOG_EVERY,
                          "held_out_every": ZH_HELD_OUT_EVERY, "dtype": "float32", "split": corpus.split.description,
-                         **ZH_LONG_SIZE, "train": dict(ZH_LONG_TRAIN),
-                         "tokens_seen": ZH_LONG_TRAIN["steps"] * ZH_LONG_BATCH * ZH_LONG_CTX}
+                         **ZH_LONG_SIZE, "train": dict(train_cfg),
+                         "tokens_seen": train_cfg["steps"] * ZH_LONG_BATCH * ZH_LONG_CTX}
     return out
