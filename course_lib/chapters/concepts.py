@@ -193,7 +193,15 @@ CONCEPTS: dict[str, Concept] = {
         functions=("course_lib.labs.language_model.build_gpt",),
         calls=("lm.build_gpt",),
         terms=(r"causal", r"因果")),
+    "muon": Concept(
+        "Muon: orthogonalised momentum", "Muon：正交化的动量",
+        formula=Loc(CH07, "(ch07-muon)="), code=Loc(CH07, "(ch07-muon)="),
+        diagram=Loc(CH07, "(ch07-muon)="), words=Loc(CH07, "(ch07-muon)="),
+        formula_has=r"M_t = \\mu M_\{t-1\} \+ G_t.*U V\^\\top",
+        functions=("course_lib.muon.newton_schulz", "course_lib.muon.Muon"),
+        calls=("muon_lib.newton_schulz", "muon_lib.Muon"),
+        terms=(r"orthogonal", r"正交")),
 }
 """The core concepts, by key. ``tests/book/test_four_ways.py`` checks that all
-thirteen core concepts are here and that every representation is where
+fourteen core concepts are here and that every representation is where
 its entry says."""
