@@ -3,8 +3,8 @@
 Every model the book trains, in a notebook or in ``make train``, goes
 through :func:`train`: chapters 1, 3, 4, 5, 6, 7 and 8 call it with their own
 batches and loss. It is Adam, AdamW or Muon (:mod:`course_lib.muon`, for
-chapter 7's long Chinese run) with optional warm-up or any learning-rate schedule, gradient-norm clipping, and a progress line every
-``log_every`` steps.
+chapter 7's long Chinese run) with optional warm-up or any learning-rate
+schedule, gradient-norm clipping, and a progress line every ``log_every`` steps.
 
 A live run in a notebook is not bit-identical on every CPU (see
 ``course_lib.repro``). So in a notebook the progress lines are printed as
