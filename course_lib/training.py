@@ -129,8 +129,11 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
     first_lr = schedule(0) if schedule else lr
     if optimizer == "muon":
         matrices, rest = split_for_muon(model)
-        opts = [Muon(matrices, lr=muon_ratio * first_lr, weight_decay=float(weight_decay)),
-                torch.optim.AdamW(rest, lr=first_lr, betas=betas, eps=eps, weight_decay=float(weight_decay))]
+        if not matrices:
+            raise ValueError("optimizer='muon' needs a weight matrix outside the embeddings; model has none")
+        opts = [Muon(matrices, lr=muon_ratio * first_lr, weight_decay=float(weight_decay))]
+        if rest:
+            opts.append(torch.optim.AdamW(rest, lr=first_lr, betas=betas, eps=eps, weight_decay=float(weight_decay)))
     else:
         opt_cls = torch.optim.AdamW if optimizer == "adamw" else torch.optim.Adam
         opts = [opt_cls(params, lr=first_lr, betas=betas, eps=eps, weight_decay=float(weight_decay))]

@@ -158,5 +158,13 @@ def test_bad_input():
         train(model, lambda s: None, lambda m, b: m.weight.sum(), 1, 0.1, optimizer="muons")
     with pytest.raises(ValueError, match="muon_ratio is for optimizer='muon'"):
         train(model, lambda s: None, lambda m, b: m.weight.sum(), 1, 0.1, optimizer="adamw", muon_ratio=2.0)
+    with pytest.raises(ValueError, match="needs a weight matrix outside the embeddings"):
+        train(torch.nn.Embedding(3, 2), lambda s: None, lambda m, b: m.weight.sum(), 1, 0.1, optimizer="muon")
+    no_bias = torch.nn.Linear(2, 2, bias=False)                 # matrices only: Muon alone, no AdamW
+    before = no_bias.weight.detach().clone()
+    train(no_bias, lambda s: None, lambda m, b: (m.weight ** 2).sum(), 1, 0.1, optimizer="muon", clip=None)
+    G = 2 * before                                               # the gradient of the sum of squares
+    expected = before - 0.1 * muon_scale((2, 2)) * newton_schulz(G + 0.95 * G)   # M = G, D = G + μ M
+    torch.testing.assert_close(no_bias.weight.detach(), expected, rtol=0, atol=1e-6)
     with pytest.raises(ValueError, match="muon_ratio"):
         train(model, lambda s: None, lambda m, b: m.weight.sum(), 1, 0.1, optimizer="muon", muon_ratio=0)
