@@ -23,7 +23,9 @@ Sections:
   their ratios beside the counted multiply-adds, of one run), chapter 9's tiled
   attention against full attention (memory and time ratios of one run),
   chapter 7's GPT generating with and without its KV cache (the speed-up of one
-  run), and the capstone as an HTTP service under a bounded loopback load
+  run), a training step of chapter 7's long Chinese GPT with AdamW and with Muon
+  (the whole step and the update alone, their ratios of one run), and the
+  capstone as an HTTP service under a bounded loopback load
   (course_lib.service.loadtest: p50/p95/p99, requests/s, errors, server RSS growth).
 
 Apart from the notebooks' budget these are figures, not checks: nothing else
@@ -168,7 +170,7 @@ def bench_ci() -> bool:
 
 def bench_speed() -> bool:
     for extra in ("bench_mha.py", "bench_serving.py", "bench_attention_variants.py", "bench_tiled.py",
-                  "bench_kv_cache.py"):  # one run each
+                  "bench_kv_cache.py", "bench_optimizers.py"):  # one run each
         print()
         subprocess.run([sys.executable, str(ROOT / "tools" / extra)], cwd=ROOT, check=True)
     print()  # the capstone as an HTTP service: loopback load test (float32/int8, 1/2 workers, RSS)
