@@ -126,17 +126,8 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
     stop = _CHECK["stop_after"] if _CHECK and _CHECK["active"] else None
     if seed is not None:
         torch.manual_seed(check_positive_int(seed, "seed", minimum=0))
-    first_lr = schedule(0) if schedule else lr
-    if optimizer == "muon":
-        matrices, rest = split_for_muon(model)
-        if not matrices:
-            raise ValueError("optimizer='muon' needs a weight matrix outside the embeddings; model has none")
-        opts = [Muon(matrices, lr=muon_ratio * first_lr, weight_decay=float(weight_decay))]
-        if rest:
-            opts.append(torch.optim.AdamW(rest, lr=first_lr, betas=betas, eps=eps, weight_decay=float(weight_decay)))
-    else:
-        opt_cls = torch.optim.AdamW if optimizer == "adamw" else torch.optim.Adam
-        opts = [opt_cls(params, lr=first_lr, betas=betas, eps=eps, weight_decay=float(weight_decay))]
+    opts = build_optimizers(model, optimizer, schedule(0) if schedule else lr, weight_decay=weight_decay,
+                            betas=betas, eps=eps, muon_ratio=muon_ratio)
     sched = scheduler(opts[0]) if scheduler is not None else None
     model.train()
     losses, since = [], 0
@@ -181,6 +172,28 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
             since = len(losses)
     model.eval()
     return losses
+
+
+def build_optimizers(model, optimizer: str, lr: float, *, weight_decay: float = 0.0, betas: tuple = (0.9, 0.999),
+                     eps: float = 1e-8, muon_ratio: float = 1.0) -> list:
+    """The optimizers :func:`train` steps, at learning rate ``lr``: one Adam or AdamW over every trainable
+    parameter, or for ``"muon"`` a :class:`~course_lib.muon.Muon` over the block matrices at ``muon_ratio · lr``
+    followed by an AdamW over the rest (none if there is no rest)."""
+    check_choice(optimizer, "optimizer", OPTIMIZERS)
+    params = [p for p in model.parameters() if p.requires_grad]
+    if optimizer != "muon":
+        opt_cls = torch.optim.AdamW if optimizer == "adamw" else torch.optim.Adam
+        return [opt_cls(params, lr=lr, betas=betas, eps=eps, weight_decay=float(weight_decay))]
+    matrices, rest = split_for_muon(model)
+    if not matrices:
+        raise ValueError("optimizer='muon' needs a weight matrix outside the embeddings; model has none")
+    opts = [Muon(matrices, lr=muon_ratio * lr, weight_decay=float(weight_decay))]
+    if rest:
+        opts.append(torch.optim.AdamW(rest, lr=lr, betas=betas, eps=eps, weight_decay=float(weight_decay)))
+    return opts
+
+
+__all__.append("build_optimizers")
 
 
 def logged_curve(losses, log_every: int) -> dict[int, float]:

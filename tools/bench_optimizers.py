@@ -22,22 +22,17 @@ import torch  # noqa: E402
 
 from course_lib.labs import language_model_long_zh as zh_long  # noqa: E402
 from course_lib.labs.language_model_data import windows  # noqa: E402
-from course_lib.muon import Muon, split_for_muon  # noqa: E402
+from course_lib.training import build_optimizers  # noqa: E402
 
 WARMUP, STEPS = 3, 15
-
-
-def optimizers(model, name):
-    if name == "adamw":
-        return [torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1)]
-    matrices, rest = split_for_muon(model)
-    return [Muon(matrices, lr=6e-3, weight_decay=0.1), torch.optim.AdamW(rest, lr=3e-3, weight_decay=0.1)]
 
 
 def measure(corpus, name):
     """(median seconds of a whole step, median seconds of the update alone) for optimizer ``name``."""
     model = zh_long.build_zh_long_gpt(corpus.vocab_size)
-    opts = optimizers(model, name)
+    cfg = zh_long.ZH_LONG_TRAIN if name == "muon" else zh_long.ZH_ADAMW_TRAIN    # the two recipes' settings
+    opts = build_optimizers(model, cfg["optimizer"], cfg["lr"], weight_decay=cfg["weight_decay"],
+                            muon_ratio=cfg.get("muon_ratio", 1.0))
     g = torch.Generator().manual_seed(0)
     whole, update = [], []
     for step in range(WARMUP + STEPS):
