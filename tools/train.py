@@ -70,6 +70,8 @@ def run(names, directory=None) -> dict:
                 extra["lr"] = {str(k): float(v) for k, v in _points(out["lr"]).items()}
             if out.get("held_out"):
                 extra["held_out"] = {str(k): float(v) for k, v in _points(out["held_out"]).items()}
+            if out.get("held_out_average"):
+                extra["held_out_average"] = {str(k): float(v) for k, v in _points(out["held_out_average"]).items()}
         path = repro.save_checkpoint(name, out["model"], metrics=out["metrics"], config=out.get("config"),
                                      curve=out.get("curve"), recipe=rec, directory=directory, extra=extra)
         metrics = ", ".join(f"{k} {v:.4f}" for k, v in out["metrics"].items())

@@ -24,6 +24,7 @@ from torch.nn import functional as F
 
 from .. import repro
 from .._validate import check_positive_int
+from ..averaging import ExponentialAverage
 from ..models import GPT, GPTConfig
 from ..training import logged_curve, train
 from .language_model_data import TokenCorpus, make_corpus, shakespeare_split, windows
@@ -90,12 +91,18 @@ def run_long(model, corpus: TokenCorpus, *, ctx: int, batch: int, train_cfg: dic
     ``batch`` windows of ``ctx`` tokens and its schedule (:func:`cosine_learning_rate` over
     ``train_cfg["steps"]``); the held-out text scored every ``held_out_every`` steps and at the last.
 
+    ``train_cfg["average"]``, when present, is ``{"decay": β, "start": s}``: from step ``s`` (counted
+    from 1) on, the run keeps an exponential moving average of the weights
+    (:class:`course_lib.averaging.ExponentialAverage`, started at the weights after step ``s``),
+    scores it at the held-out points too, and the returned model holds the average at the end.
+
     ``loss_fn(logits, y)``, logits ``(B, ctx, V)`` and targets ``(B, ctx)``: the mean next-token
     cross-entropy (None: ``F.cross_entropy(logits.transpose(1, 2), y)``).
 
     Returns:
         ``{"model", "losses", "curve": mean loss every curve_every steps, "lr": {step: learning rate}
-        at the curve's steps, "held_out": {step: held-out nats per token}}``, steps counted from 1.
+        at the curve's steps, "held_out": {step: held-out nats per token}}``, steps counted from 1;
+        with an average also ``"held_out_average"``, the average's points from step ``s`` on.
     """
     total = train_cfg["steps"]
     steps = check_positive_int(steps, "steps")
@@ -119,24 +126,47 @@ def run_long(model, corpus: TokenCorpus, *, ctx: int, batch: int, train_cfg: dic
         x, y = windows(corpus.train_ids, s, ctx)           # (B, ctx) each
         return loss_fn(m(x), y)                            # logits (B, ctx, V)
 
-    rates, held_out = {}, {}
+    avg_cfg = train_cfg.get("average")
+    if avg_cfg is not None and (not isinstance(avg_cfg, dict) or sorted(avg_cfg) != ["decay", "start"]):
+        raise ValueError(f"train_cfg['average'] must be {{'decay': beta, 'start': step}}, got {avg_cfg!r}")
+    if avg_cfg is not None:
+        check_positive_int(avg_cfg["start"], "train_cfg['average']['start']")
+        if avg_cfg["start"] > total or isinstance(avg_cfg["decay"], bool) or \
+                not isinstance(avg_cfg["decay"], (int, float)) or not 0 < avg_cfg["decay"] < 1:
+            raise ValueError(f"train_cfg['average'] needs a start within the run's {total} steps and a decay in "
+                             f"(0, 1), got {avg_cfg!r}")
+    rates, held_out, held_out_average, average = {}, {}, {}, None
 
     def lr(step):
         rates[step + 1] = cosine_learning_rate(step, train_cfg["lr"], train_cfg["warmup"], total)
         return rates[step + 1]
 
     def on_step(step, _loss):
+        nonlocal average
+        if avg_cfg is not None and step + 1 == avg_cfg["start"]:
+            average = ExponentialAverage(model, avg_cfg["decay"])
+        elif average is not None:
+            average.update(model)
         if (step + 1) % held_out_every == 0 or step + 1 == total:
             held_out[step + 1] = evaluate(model, corpus, ctx=ctx)["val_loss"]
+            line = f"  step {step + 1} · held-out {held_out[step + 1]:.4f}"
+            if average is not None:
+                held_out_average[step + 1] = evaluate(average.averaged_copy(model), corpus, ctx=ctx)["val_loss"]
+                line += f" · averaged {held_out_average[step + 1]:.4f}"
             if log_every:
-                print(f"  step {step + 1} · held-out {held_out[step + 1]:.4f}", flush=True)
+                print(line, flush=True)
 
-    kw = {k: v for k, v in train_cfg.items() if k not in ("steps", "lr", "warmup")}
+    kw = {k: v for k, v in train_cfg.items() if k not in ("steps", "lr", "warmup", "average")}
     losses = train(model, starts.__getitem__, next_token_loss, steps=steps, lr=lr, on_step=on_step,
                    log_every=log_every, **kw)
     logged = logged_curve(losses, curve_every)
-    return {"model": model, "losses": losses, "curve": logged,
-            "lr": {s: rates[s] for s in logged}, "held_out": held_out}
+    out = {"model": model, "losses": losses, "curve": logged, "lr": {s: rates[s] for s in logged},
+           "held_out": held_out}
+    if avg_cfg is not None:
+        if average is not None:
+            average.copy_to(model)                         # the run's result is the average
+        out["held_out_average"] = held_out_average
+    return out
 
 
 def train_long(corpus: TokenCorpus, steps: int | None = None, log_every: int | None = None) -> dict:
