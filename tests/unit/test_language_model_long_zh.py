@@ -1,6 +1,7 @@
-"""Chapter 7's longer Chinese GPT (``course_lib.labs.language_model_long_zh``), trained with Muon and with
-AdamW: their registration as long recipes, their corpus (the small Chinese model's), their schedule, the
-stored metrics recomputed from the checkpoints (the bigram counted here by hand), and bad inputs."""
+"""Chapter 7's longer Chinese GPT (``course_lib.labs.language_model_long_zh``), trained with Muon, with
+AdamW, and with Muon and an average of the weights: their registration as long recipes, their corpus (the
+small Chinese model's), their schedule, the stored metrics recomputed from the checkpoints (the bigram
+counted here by hand), and bad inputs."""
 
 import math
 
@@ -15,18 +16,20 @@ from course_lib.labs import language_model_long_zh as zh_long
 
 SMALL = lm.RECIPE_NAMES[("zh", "char")]
 RUNS = pytest.mark.parametrize("name, cfg", [(zh_long.ZH_LONG_NAME, zh_long.ZH_LONG_TRAIN),
-                                             (zh_long.ZH_ADAMW_NAME, zh_long.ZH_ADAMW_TRAIN)])
+                                             (zh_long.ZH_ADAMW_NAME, zh_long.ZH_ADAMW_TRAIN),
+                                             (zh_long.ZH_EMA_NAME, zh_long.ZH_EMA_TRAIN)])
 
 
 @RUNS
 def test_registered_as_a_long_recipe_with_its_prefix_settings(name, cfg):
     rec = repro.RECIPES[name]
     assert rec.chapter == "ch07"
-    assert (zh_long.ZH_LONG_NAME, zh_long.ZH_ADAMW_NAME) == ("ch07-gpt-peoples-daily-long",
-                                                             "ch07-gpt-peoples-daily-long-adamw")
+    assert (zh_long.ZH_LONG_NAME, zh_long.ZH_ADAMW_NAME, zh_long.ZH_EMA_NAME) == (
+        "ch07-gpt-peoples-daily-long", "ch07-gpt-peoples-daily-long-adamw", "ch07-gpt-peoples-daily-long-ema")
     assert (rec.check_prefix, rec.curve_tolerance) == (zh_long.ZH_CHECK_PREFIX, zh_long.ZH_CURVE_TOLERANCE)
     assert rec.rescore is {zh_long.ZH_LONG_NAME: zh_long.rescore_zh_long,
-                           zh_long.ZH_ADAMW_NAME: zh_long.rescore_zh_adamw}[name]
+                           zh_long.ZH_ADAMW_NAME: zh_long.rescore_zh_adamw,
+                           zh_long.ZH_EMA_NAME: zh_long.rescore_zh_ema}[name]
     # the prefix ends on a logged point of the curve, inside the run, and the stored JSON says the same
     assert zh_long.ZH_CHECK_PREFIX % zh_long.ZH_LONG_LOG_EVERY == 0
     assert zh_long.ZH_CHECK_PREFIX < cfg["steps"]
@@ -54,6 +57,12 @@ def test_the_two_runs_differ_only_in_the_optimizer():
     assert muon == adamw
 
 
+def test_the_averaged_run_is_the_muon_run_with_an_average():
+    ema = dict(zh_long.ZH_EMA_TRAIN)
+    assert ema.pop("average") == {"decay": 0.998, "start": 1000}
+    assert ema == zh_long.ZH_LONG_TRAIN
+
+
 @RUNS
 def test_schedule_and_the_stored_run(name, cfg):
     lr, warm, steps = (cfg[k] for k in ("lr", "warmup", "steps"))
@@ -73,8 +82,17 @@ def test_schedule_and_the_stored_run(name, cfg):
     assert all(meta["lr"][str(k)] == zh_long.zh_long_learning_rate(k - 1) for k in logged)
     assert [int(k) for k in meta["held_out"]] == list(range(zh_long.ZH_HELD_OUT_EVERY, steps + 1,
                                                             zh_long.ZH_HELD_OUT_EVERY))
-    # the last held-out point was scored in float32, the metric in float64: the same model
-    assert meta["held_out"][str(steps)] == pytest.approx(meta["metrics"]["val_loss"], abs=1e-4)
+    # the last held-out point was scored in float32, the metric in float64: the same model (the average,
+    # when the run keeps one: then its points run from the average's start, and the weights' last point differs)
+    if "average" not in cfg:
+        assert "held_out_average" not in meta
+        assert meta["held_out"][str(steps)] == pytest.approx(meta["metrics"]["val_loss"], abs=1e-4)
+    else:
+        start = cfg["average"]["start"]
+        assert [int(k) for k in meta["held_out_average"]] == list(range(start, steps + 1, zh_long.ZH_HELD_OUT_EVERY))
+        assert meta["held_out_average"][str(start)] == meta["held_out"][str(start)]     # the average starts at W
+        assert meta["held_out_average"][str(steps)] == pytest.approx(meta["metrics"]["val_loss"], abs=1e-4)
+        assert abs(meta["held_out"][str(steps)] - meta["metrics"]["val_loss"]) > 1e-3
 
 
 def _bigram_bits_by_hand(corpus):
@@ -104,8 +122,12 @@ def test_stored_metrics_recomputed_from_the_checkpoint(name, cfg):
     small = 1 - repro.checkpoint_meta(SMALL)["metrics"]["bits_per_char"] / bigram
     adamw = 1 - repro.checkpoint_meta(zh_long.ZH_ADAMW_NAME)["metrics"]["bits_per_char"] / bigram
     assert 2 * small < adamw < zh_long.ZH_GOAL == 0.20
+    muon = 1 - repro.checkpoint_meta(zh_long.ZH_LONG_NAME)["metrics"]["bits_per_char"] / bigram
     if name == zh_long.ZH_LONG_NAME:
         assert adamw < r["fewer_bits_than_bigram"] < zh_long.ZH_GOAL
+    # and the averaged Muon run reaches the goal
+    if name == zh_long.ZH_EMA_NAME:
+        assert r["fewer_bits_than_bigram"] >= zh_long.ZH_GOAL > muon
 
 
 def test_flat_cross_entropy_is_the_chapters_loss():
@@ -149,7 +171,7 @@ def test_training_rejects_bad_input():
         zh_long.train_zh_long("人民日报", steps=1)
     with pytest.raises(ValueError, match="vocab_size"):
         zh_long.build_zh_long_gpt(0)
-    with pytest.raises(ValueError, match="train_cfg must be ZH_LONG_TRAIN or ZH_ADAMW_TRAIN"):
+    with pytest.raises(ValueError, match="train_cfg must be ZH_LONG_TRAIN, ZH_ADAMW_TRAIN or ZH_EMA_TRAIN"):
         zh_long.train_zh_long(corpus, steps=1, train_cfg={**zh_long.ZH_ADAMW_TRAIN, "lr": 1e-3})
 
 
