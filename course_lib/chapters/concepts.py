@@ -201,7 +201,15 @@ CONCEPTS: dict[str, Concept] = {
         functions=("course_lib.muon.newton_schulz", "course_lib.muon.Muon"),
         calls=("muon_lib.newton_schulz", "muon_lib.Muon"),
         terms=(r"orthogonal", r"正交")),
+    "weight_averaging": Concept(
+        "Averaging the weights: an exponential moving average", "权重平均：指数滑动平均",
+        formula=Loc(CH07, "(ch07-ema)="), code=Loc(CH07, "(ch07-ema)="),
+        diagram=Loc(CH07, "(ch07-ema)="), words=Loc(CH07, "(ch07-ema)="),
+        formula_has=r"\\bar W_t = \\beta\\, \\bar W_\{t-1\} \+ \(1 - \\beta\)\\, W_t",
+        functions=("course_lib.averaging.ExponentialAverage",),
+        calls=("ExponentialAverage",),
+        terms=(r"moving average", r"滑动平均")),
 }
 """The core concepts, by key. ``tests/book/test_four_ways.py`` checks that all
-fourteen core concepts are here and that every representation is where
+fifteen core concepts are here and that every representation is where
 its entry says."""

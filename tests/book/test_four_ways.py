@@ -29,6 +29,7 @@ REQUIRED = {
     "scaled_dot_product_attention", "self_attention_projections", "multi_head_attention",
     "positional_encoding", "feed_forward", "layer_norm", "residual_connection", "masking",
     "encoder_layer", "decoder_layer", "vit_patching", "bert_mlm", "gpt_causal_lm", "muon",
+    "weight_averaging",
 }
 CJK = re.compile(r"[\u4e00-\u9fff]")
 LATIN = re.compile(r"[A-Za-z]{2,}")
