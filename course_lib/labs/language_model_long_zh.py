@@ -38,8 +38,8 @@ from .language_model_data import TokenCorpus
 from .language_model_eval import baselines, evaluate
 from .language_model_long import cosine_learning_rate, run_long
 
-__all__ = ["ZH_LONG_NAME", "ZH_ADAMW_NAME", "ZH_ADAMW_TRAIN", "ZH_EMA_NAME", "ZH_EMA_TRAIN", "ZH_LONG_CTX", "ZH_LONG_SIZE", "ZH_LONG_TRAIN",
-           "ZH_LONG_BATCH", "ZH_LONG_LOG_EVERY",
+__all__ = ["ZH_LONG_NAME", "ZH_ADAMW_NAME", "ZH_ADAMW_TRAIN", "ZH_EMA_NAME", "ZH_EMA_TRAIN", "ZH_LONG_CTX",
+           "ZH_LONG_SIZE", "ZH_LONG_TRAIN", "ZH_LONG_BATCH", "ZH_LONG_LOG_EVERY",
            "ZH_HELD_OUT_EVERY", "ZH_CHECK_PREFIX", "ZH_CURVE_TOLERANCE", "ZH_GOAL", "zh_long_corpus",
            "zh_long_learning_rate", "build_zh_long_gpt", "flat_cross_entropy", "train_zh_long", "fewer_bits",
            "rescore_zh_long", "rescore_zh_adamw", "rescore_zh_ema"]
