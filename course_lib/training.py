@@ -22,7 +22,7 @@ import torch
 
 from ._validate import check_choice, check_positive_int, check_positive_number
 from .muon import Muon, split_for_muon
-from .repro import band_for
+from .repro import LIVE_REL_MIN, band_for
 
 __all__ = ["train", "OPTIMIZERS", "checking", "PrefixReached"]
 
@@ -70,7 +70,8 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
             (``checkpoint_meta(name)["curve"]``; keys may be strings). When
             given, each progress line is a :func:`course_lib.repro.band` of
             relative width ``rel`` around it, and a loss outside fails.
-        rel: relative half-width of those bands.
+        rel: relative half-width of those bands, at least
+            :data:`course_lib.repro.LIVE_REL_MIN` (a band must hold on every CPU model).
         on_step: called as ``on_step(step, loss)`` after each update.
         muon_ratio: with ``optimizer="muon"``, Muon's learning rate over AdamW's at every step.
 
@@ -114,6 +115,9 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
         reference = {int(k): float(v) for k, v in reference.items()}
         if log_every is None:
             raise ValueError("reference needs log_every: the bands are checked on the progress lines")
+        if isinstance(rel, bool) or not isinstance(rel, (int, float)) or not rel >= LIVE_REL_MIN:
+            raise ValueError(f"rel must be a number >= {LIVE_REL_MIN} (repro.LIVE_REL_MIN): a live band narrower "
+                             f"than the spread between CPU models fails on a learner's machine; got {rel!r}")
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("model has no trainable parameters")

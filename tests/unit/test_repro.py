@@ -197,3 +197,18 @@ def test_train_follows_a_schedule():
     training.train(model, lambda s: batch, loss, 3, lambda s: 0.1 * (s + 1),
                    on_step=lambda s, l: seen.append(s))
     assert seen == [0, 1, 2]
+
+
+def test_a_live_band_may_not_be_narrower_than_the_floor_for_other_cpu_models():
+    """train() refuses a loss band narrower than repro.LIVE_REL_MIN, naming rel (issue: a band set
+    from one host's kernel paths failed on an Intel Xeon); the floor itself is accepted."""
+    batch, loss = _regression()
+    torch.manual_seed(0)
+    ref = training.logged_curve(training.train(torch.nn.Linear(3, 1), lambda s: batch, loss, 40, 0.05), 20)
+    for narrow in (repro.LIVE_REL_MIN / 2, 5e-6, 0.0, -1.0, True, "0.01"):
+        with pytest.raises(ValueError, match=r"rel must be a number >= 0\.001"):
+            training.train(torch.nn.Linear(3, 1), lambda s: batch, loss, 40, 0.05, log_every=20,
+                           reference=ref, rel=narrow)
+    torch.manual_seed(0)
+    training.train(torch.nn.Linear(3, 1), lambda s: batch, loss, 40, 0.05, log_every=20,
+                   reference=ref, rel=repro.LIVE_REL_MIN)
