@@ -1,108 +1,125 @@
-"""Chapter 10's exercise checkers judge correctly: right answers pass, near misses (frames
-rounded down or counted after one convolution, the mel scale with ln or without its 1 +, a
-causal mask turned over, without its diagonal or missing, an edit distance that compares
-positions) get their own message, and no learner code can make a checker raise."""
+"""Chapter 8's checkers: right answers pass, typical mistakes get the right
+message, and no learner code can make a checker raise."""
 
-import math
+import re
 
 import numpy as np
+from hypothesis import strategies as st
 
-from course_lib.chapters.ch10 import exercises as ex
-from conftest import (never_raises_test, raises, returns_none, right_answers_test, stub, tolerance_test,
-                      wrong_submissions_test)
+from course_lib.models.efficient_attention import local_window_mask
+from course_lib.chapters.ch08.exercises import (INT8_D_IN, INT8_D_OUT, check_int8_size, check_local_window_mask,
+                                                check_tokenizer)
+from course_lib.text import tokenize
+from conftest import never_raises_test, raises, returns_none, stub, tolerance_test, wrong_submissions_test
 
-# Written here from the definitions, independently of course_lib.
-FRAMES = math.ceil(math.ceil(ex.T_FRAMES / 2) / 2)
-
-
-def _mel(f):
-    return np.array([2595 * math.log10(1 + x / 700) for x in np.ravel(f)])
+N = INT8_D_IN * INT8_D_OUT
 
 
-def _mask(L):
-    return np.array([[j <= i for j in range(L)] for i in range(L)])
-
-
-def _lev(a, b):
-    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
-    return d[-1][-1]
-
-
-RIGHT = {
-    "frames": (ex.check_frames_by_hand, FRAMES),
-    "frames (float)": (ex.check_frames_by_hand, float(FRAMES)),
-    "mel": (ex.check_hz_to_mel, _mel),
-    "mel (ln form)": (ex.check_hz_to_mel, lambda f: 2595 / math.log(10) * np.log1p(np.asarray(f) / 700)),
-    "mask": (ex.check_causal_mask, _mask),
-    "mask (ints)": (ex.check_causal_mask, lambda L: np.tril(np.ones((L, L), dtype=int))),
-    "edit": (ex.check_edit_distance, _lev),
-}
-test_right_answers_pass = right_answers_test(RIGHT)
+def _mask(L, w, c):
+    return local_window_mask(L, w, c).numpy()
 
 
 WRONG = {
-    "frames": (ex.check_frames_by_hand, [
-        (ex.T_FRAMES // 4, r"rounded down"),
-        (math.ceil(ex.T_FRAMES / 2), r"this is after one convolution"),
-        (ex.T_FRAMES // 2, r"this is T / 2 rounded down"),
-        (ex.T_FRAMES, r"not subsampled at all"),
-        (FRAMES + 3, r"wrong value at position \(\): got"),
-        ([FRAMES, FRAMES], r"wrong shape"),
-        (None, r"returned None"),
-        (..., r"not implemented yet"),
-    ]),
-    "mel": (ex.check_hz_to_mel, [
-        (lambda f: 2595 * np.log(1 + np.asarray(f) / 700), r"\[700 Hz\] natural logarithm with the factor 2595"),
-        (lambda f: 2595 * np.log10(np.asarray(f) / 700 + 1e-300), r"\[700 Hz\] the 1 \+ is missing"),
-        (lambda f: 700 * (10 ** (np.asarray(f) / 2595) - 1), r"this is the inverse"),
-        (lambda f: _mel(f) + 0.01, r"wrong value at position \(0\)"),
-        (lambda f: _mel(f)[:1], r"\[a few frequencies\] wrong shape"),
+    "tokenizer": (check_tokenizer, [
+        (lambda t: t.lower().split(), r"a run of Chinese characters stayed one token"),
+        (lambda t: [x.upper() for x in tokenize(t)], r"upper-case letters are kept"),
+        (lambda t: tokenize(t, keep_punct=False), r"punctuation was dropped"),
+        (lambda t: " ".join(tokenize(t)), r"must return a list of strings, got str"),
+        (lambda t: tokenize(t)[:-1], r"got \[.*\], expected \["),
         (raises, r"raised ValueError: boom"),
         (returns_none, r"returned None"),
         (stub, r"not implemented yet"),
     ]),
-    "mask": (ex.check_causal_mask, [
-        (lambda L: np.ones((L, L), dtype=bool), r"\[L = 2\] every entry is True: this is no mask at all"),
-        (lambda L: _mask(L).T, r"\[L = 2\] the mask is turned the wrong way"),
-        (lambda L: np.tril(np.ones((L, L), dtype=bool), -1), r"\[L = 2\] the diagonal is missing"),
-        (lambda L: ~_mask(L), r"\[L = 2\] True and False are swapped"),
-        (lambda L: _mask(L + 1), r"wrong shape"),
-        (raises, r"raised ValueError: boom"),
-        (returns_none, r"returned None"),
-        (stub, r"not implemented yet"),
+    "int8": (lambda fn: check_int8_size(fn()), [
+        (lambda: (32 * N, 8 * N), r"these are bits, not bytes"),
+        (lambda: (8 * N, N), r"8 bytes per weight is float64"),
+        (lambda: (4 * N, 4 * N), r"int8 takes 1 byte per weight"),
+        (lambda: (4 * N, N + 1000), r"wrong value at position \(1\): got"),
+        (lambda: 4 * N, r"wrong shape: got \(\), expected \(2,\)"),
+        (lambda: None, r"returned None"),
+        (lambda: ..., r"not implemented yet"),
     ]),
-    "edit": (ex.check_edit_distance, [
-        (lambda a, b: sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b)),
-         r"\[one deletion at the front\] this compares position by position"),
-        (lambda a, b: abs(len(a) - len(b)), r"\[one substitution\] only the lengths are compared"),
-        (lambda a, b: _lev(a, b) + 1, r"\[same\] wrong value at position \(\)"),
-        (raises, r"raised ValueError: boom"),
+    "window": (check_local_window_mask, [
+        (lambda L, w, c: _mask(L, max(w - 1, 0), c), r"the band is one too narrow"),
+        (lambda L, w, c: _mask(L, w, False), r"causal=True was ignored"),
+        (lambda L, w, c: _mask(L, w, c).T, r"lets queries see the future"),
+        (lambda L, w, c: _mask(L, w, c)[:, :-1], r"wrong shape"),
+        (lambda L, w, c: ~_mask(L, w, c), r"wrong value"),
+        (raises, r"raised ValueError"),
         (returns_none, r"returned None"),
-        (stub, r"not implemented yet"),
     ]),
 }
 test_wrong_submissions_get_the_right_message = wrong_submissions_test(WRONG)
 
 
-def test_hand_answer_is_not_given_away():
-    verdict = ex.check_frames_by_hand(1)
-    assert not verdict.ok and "expected" not in repr(verdict) and "应为" not in repr(verdict)
-    assert f" {FRAMES}" not in repr(verdict)
+def test_right_answers_pass():
+    assert check_tokenizer(tokenize).ok
+    assert check_int8_size((4 * N, N)).ok
+    assert check_int8_size([4 * N, N]).ok
+    assert check_local_window_mask(_mask).ok
+    assert check_local_window_mask(lambda L, w, c: local_window_mask(L, w, c)).ok     # a torch tensor
+    assert "expected" not in repr(check_int8_size((4 * N, N + 1)))                  # the answer stays hidden
 
 
-def test_passing_the_result_instead_of_the_function():
-    assert "pass the function itself" in repr(ex.check_causal_mask(_mask(4)))
+def _anything():
+    arrays = st.integers(0, 3).flatmap(lambda n: st.lists(st.integers(1, 3), min_size=n, max_size=n)).map(
+        lambda shape: np.full(shape, 0.5))
+    return st.one_of(st.none(), st.text(max_size=5), st.integers(), st.floats(), arrays,
+                     st.just(np.array([np.nan, np.inf])), st.just(object()),
+                     st.lists(st.text(max_size=3), max_size=4), st.tuples(arrays, arrays), st.just({"a": 1}))
 
 
-test_no_checker_ever_raises = never_raises_test(
-    coding=(ex.check_hz_to_mel, ex.check_causal_mask, ex.check_edit_distance),
-    by_hand=(ex.check_frames_by_hand,))
+test_no_checker_ever_raises = never_raises_test(coding=(check_tokenizer, check_local_window_mask),
+                                                by_hand=(check_int8_size,), results=_anything())
+
+
+# --- near misses, live right answers, the tolerance pinned from both sides --------------------------
+
+def _band(L, w, c):
+    """The window by its definition: |i − j| ≤ w, and j ≤ i when causal."""
+    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+    return (np.abs(i - j) <= w) & ((j <= i) | (not c))
+
+
+def _tokens_ascii_punct(text):
+    """The rule, except that only ASCII punctuation is kept: Chinese '。' and '，' are dropped."""
+    return [t for t in tokenize(text) if t[0].isalnum() or t.isascii()]
+
+
+def _band_by_diagonals(L, w, c):
+    """The band as a sum of diagonals of ones: fails once the window is wider than the sequence."""
+    band = sum(np.diag(np.ones(L - abs(o)), o) for o in range(-w, w + 1)) > 0
+    return np.tril(band) if c else band
+
+
+NEAR_MISSES = {
+    "tokenizer": (check_tokenizer, [
+        (lambda t: re.findall(r"[a-z0-9]+|[^\sa-z0-9]", t.lower()),            # "don't" → don ' t
+         r"\[an apostrophe and digits\] got \[.*'don', \"'\", 't'"),
+        (_tokens_ascii_punct, r"\[a Chinese sentence\] punctuation was dropped"),
+    ]),
+    "int8": (check_int8_size, [
+        ((4 * N, 2 * N), r"wrong value at position \(1\)"),                   # int16
+        ((4 * N, N + 4 * INT8_D_OUT), r"wrong value at position \(1\)"),      # per-row scales counted
+        ((4 * N + 1, N), r"wrong value at position \(0\)"),                   # right ± 2 × tolerance
+        ((4 * N / 2 ** 20, N / 2 ** 20), r"wrong value at position \(0\)"),  # MiB, not bytes
+    ]),
+    "window": (check_local_window_mask, [
+        (lambda L, w, c: _band(L, w + 1, c), r"\[L=6, window=1, causal=False\] wrong value"),   # one too wide
+        (lambda L, w, c: _band(L, w, c) & ~(np.eye(L, dtype=bool) & c),
+         r"\[L=6, window=2, causal=True\] wrong value at position \(0, 0\)"),                  # causal: j < i
+        (_band_by_diagonals, r"\[L=4, window=10, causal=True\] raised ValueError"),
+    ]),
+}
+test_near_misses_are_rejected = wrong_submissions_test(NEAR_MISSES)
+
+
+def test_live_right_answers_pass():
+    assert check_local_window_mask(_band).ok
+    assert check_int8_size((INT8_D_IN * INT8_D_OUT * np.dtype(np.float32).itemsize,
+                            INT8_D_IN * INT8_D_OUT * np.dtype(np.int8).itemsize)).ok
 
 
 test_the_tolerance_is_pinned = tolerance_test({
-    "frames": (ex.check_frames_by_hand, float(FRAMES), 0.25),
-    "mel": (ex.check_hz_to_mel, _mel, 1e-6),
+    "int8": (check_int8_size, (4 * N, N), 0.5),
 })

@@ -1,1 +1,1 @@
-"""Chapter 10: speech (``ch10_speech``). Modules: source, errata, exercises."""
+"""Chapter 8: Capstone: a text-processing platform (``ch08_capstone``). Modules: source, errata, exercises."""

@@ -1,133 +1,159 @@
-"""Checkers for chapter 10's exercises (``ch10_speech``).
+"""Checkers for chapter 8's exercises (``ch08_capstone``).
 
 Each ``check_*`` takes the learner's function (or answer), runs it on a few
 cases and returns a bilingual :class:`~course_lib.chapters._check.Verdict`.
-Near misses are recognised and named: frames counted after one convolution
-or rounded down, the mel scale with the natural logarithm or without its
-``1 +``, a causal mask turned the wrong way or without its diagonal (or no
-mask at all, the source's bug), an "edit distance" that only compares
-positions.
+Typical mistakes are recognised and named: a Chinese sentence kept as one
+token, upper case kept, punctuation dropped; bits instead of bytes, float64
+instead of float32; a window of ``|i − j| < w`` instead of ``≤ w``, a causal
+mask that looks at the future.
 """
 
 from __future__ import annotations
 
-import math
+import re
 
 import numpy as np
 
-from ...analysis.mel import hz_to_mel
-from ...labs.speech import edit_distance
-from ...scratch.masks import causal_mask
-from .._check import Case, Verdict, check_by_hand, recognise, run_checker
+from ...models.efficient_attention import local_window_mask
+from ...text import tokenize
+from .._check import Case, Verdict, check_by_hand, run_checker
 
-__all__ = ["T_FRAMES", "check_frames_by_hand", "check_hz_to_mel", "check_causal_mask", "check_edit_distance"]
+__all__ = ["INT8_D_IN", "INT8_D_OUT", "check_tokenizer", "check_int8_size",
+           "check_local_window_mask"]
 
-#: The by-hand exercise: an utterance of T_FRAMES log-mel frames enters the two stride-2 convolutions.
-T_FRAMES = 157
+#: The by-hand exercise: one nn.Linear(INT8_D_IN, INT8_D_OUT) weight matrix
+#: (MiniLM's feed-forward input layer).
+INT8_D_IN = 384
+INT8_D_OUT = 1536
 
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
-def check_frames_by_hand(answer) -> Verdict:
-    """Check the number of encoder positions left from :data:`T_FRAMES` frames (chapter 10).
-
-    Args:
-        answer: one integer; ``...`` means "not answered yet".
-    """
-    T = T_FRAMES
-    once = (T - 1) // 2 + 1
-    expected = np.array(float((once - 1) // 2 + 1))
-    mistakes = [
-        (float(T // 4), "rounded down: a convolution with kernel 3, stride 2 and padding 1 keeps "
-                        "ceil(T / 2) positions, so round up after each convolution",
-         "向下取整了：核为 3、步幅 2、填充 1 的卷积保留 ceil(T / 2) 个位置，每次卷积后都要向上取整"),
-        (float(once), "this is after one convolution: the model has two, each halving the frames",
-         "这是一次卷积之后的结果：模型有两次卷积，每次都把帧数减半"),
-        (float(T // 2), "this is T / 2 rounded down, after one convolution: there are two, and each rounds up",
-         "这是一次卷积后向下取整的 T / 2：共有两次卷积，而且每次都向上取整"),
-        (float(T), "the frames are not subsampled at all: each stride-2 convolution halves them",
-         "帧数完全没有减少：每个步幅为 2 的卷积都把帧数减半"),
-    ]
-    case = Case(f"T = {T} frames", f"T = {T} 帧", (), expected,
-                "each convolution (kernel 3, stride 2, padding 1) keeps floor((T - 1) / 2) + 1 = ceil(T / 2)",
-                "每次卷积（核 3、步幅 2、填充 1）保留 floor((T - 1) / 2) + 1 = ceil(T / 2) 个位置",
-                diagnose=recognise(expected, mistakes, atol=0.25), atol=0.25, reveal=False)
-    return check_by_hand("encoder positions by hand · 手算编码器位置数", answer, case)
+_TOKENIZER_TEXTS = [
+    ("an English sentence", "英文句子", "The film was GREAT!"),
+    ("a Chinese sentence", "中文句子", "这部电影很棒。"),
+    ("mixed English and Chinese", "中英混合", "I love 北京 so much, 真的!"),
+    ("an apostrophe and digits", "撇号和数字", "Don't buy it: 2 stars"),
+]
 
 
-def check_hz_to_mel(fn) -> Verdict:
-    """Check a learner's ``hz_to_mel(f)``: HTK's mel scale ``2595 log10(1 + f / 700)`` (chapter 10).
+class _Wrong:
+    """A learner's tokens that differ from the rule, with the text they came from."""
 
-    Args:
-        fn: ``fn(f)`` for a NumPy array ``f`` of frequencies in Hz, returning their mels.
-    """
-    inputs = [("700 Hz", "700 Hz", np.array([700.0])), ("a few frequencies", "几个频率",
-                                                        np.array([0.0, 100.0, 1000.0, 4000.0, 8000.0]))]
-    cases = []
-    for en, zh, f in inputs:
-        expected = hz_to_mel(f)
-        mistakes = [
-            (2595 * np.log(1 + f / 700), "natural logarithm with the factor 2595: 2595 goes with log10 "
-                                        "(with ln the factor is 1127)",
-             "自然对数配上了因子 2595：2595 对应 log10（用 ln 时因子是 1127）"),
-            (2595 * np.log10(np.maximum(f, 1e-300) / 700), "the 1 + is missing: mel(f) = 2595 log10(1 + f / 700), "
-                                                           "so 0 Hz is 0 mel",
-             "少了 1 +：mel(f) = 2595 log10(1 + f / 700)，所以 0 Hz 是 0 mel"),
-            (700 * (10 ** (f / 2595) - 1), "this is the inverse, mel to Hz", "这是反函数：从 mel 到 Hz"),
-        ]
-        cases.append(Case(en, zh, (f,), expected, "2595 · log10(1 + f / 700)", "2595 · log10(1 + f / 700)",
-                          diagnose=recognise(expected, mistakes, atol=1e-6)))
-    return run_checker("the mel scale · mel 刻度", fn, cases)
+    def __init__(self, got, text):
+        self.got, self.text = got, text
 
 
-def check_causal_mask(fn) -> Verdict:
-    """Check a learner's ``causal_mask(L)``: boolean ``(L, L)``, True where query ``i`` may attend to key ``j <= i``.
+def _diagnose_tokens(got):
+    if not isinstance(got, _Wrong):
+        return None
+    tokens, text = got.got, got.text
+    expected = tokenize(text)
+    if tokens is None:
+        return ("returned None: did you forget `return`?", "返回了 None：是不是忘了 `return`？")
+    if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)) \
+            or not all(isinstance(t, str) for t in tokens):
+        return (f"must return a list of strings, got {type(tokens).__name__}",
+                f"应返回字符串列表，实际得到 {type(tokens).__name__}")
+    if any(len(_CJK.findall(t)) > 1 for t in tokens):
+        return ("a run of Chinese characters stayed one token: Chinese has no spaces, "
+                "so split it into single characters",
+                "一串汉字成了一个词元：中文没有空格，应切成单个汉字")
+    if any(t != t.lower() for t in tokens):
+        return ("upper-case letters are kept: lower-case the text first",
+                "保留了大写字母：应先把文本转成小写")
+    punct = [t for t in expected if not t[0].isalnum()]
+    if punct and not any(t in tokens for t in punct):
+        return (f"punctuation was dropped: keep each mark as a token of its own, e.g. {punct[0]!r}",
+                f"标点被删掉了：每个标点应单独成为一个词元，例如 {punct[0]!r}")
+    return (f"got {list(tokens)}, expected {expected}", f"得到 {list(tokens)}，应为 {expected}")
+
+
+def check_tokenizer(fn) -> Verdict:
+    """Check a learner's bilingual ``tokenize(text) -> list[str]`` (chapter 8).
+
+    The rule: lower-case; each Chinese character is a token; a run of Latin
+    letters or digits (with an optional ``'s``-style suffix) is a token; any
+    other non-space character (punctuation) is a token of its own.
 
     Args:
-        fn: ``fn(L)`` for a positive integer ``L``.
+        fn: ``fn(text: str) -> list[str]``.
     """
-    cases = []
-    for L in (2, 4, 6):
-        expected = causal_mask(L).astype(float)
-        mistakes = [
-            (np.ones((L, L)), "every entry is True: this is no mask at all, the source's bug (each position "
-                              "would read the tokens after it)",
-             "所有元素都是 True：这等于没有掩码，正是原始资料中的错误（每个位置都会读到它后面的词元）"),
-            (expected.T, "the mask is turned the wrong way: row i (the query) may see columns j <= i "
-                         "(the keys before it), a lower triangle",
-             "掩码方向反了：第 i 行（查询）可以看到 j <= i 的列（它之前的键），是下三角"),
-            (np.tril(np.ones((L, L)), -1), "the diagonal is missing: a position may attend to itself",
-             "缺了对角线：一个位置可以注意它自己"),
-            (1 - expected, "True and False are swapped: True means may attend",
-             "True 和 False 对调了：True 表示可以注意"),
-        ]
-        cases.append(Case(f"L = {L}", f"L = {L}", (L,), expected, "np.tril(np.ones((L, L), dtype=bool))",
-                          "np.tril(np.ones((L, L), dtype=bool))", diagnose=recognise(expected, mistakes)))
-    return run_checker("the causal mask · 因果掩码", fn, cases)
+    def wrapped(text):
+        got = fn(text)
+        if isinstance(got, (list, tuple)) and list(got) == tokenize(text):
+            return np.float64(1.0)
+        return _Wrong(got, text)
+
+    cases = [Case(en, zh, (text,), np.float64(1.0), diagnose=_diagnose_tokens)
+             for en, zh, text in _TOKENIZER_TEXTS]
+    return run_checker("bilingual tokenizer · 双语分词", wrapped, cases)
 
 
-def check_edit_distance(fn) -> Verdict:
-    """Check a learner's ``edit_distance(ref, hyp)``: the Levenshtein distance of two strings (chapter 10).
+def check_int8_size(answer) -> Verdict:
+    """Check the bytes of one ``INT8_D_IN × INT8_D_OUT`` weight matrix, by hand (chapter 8).
 
     Args:
-        fn: ``fn(ref, hyp)`` returning the fewest insertions, deletions and substitutions.
+        answer: ``(float32_bytes, int8_bytes)``: the matrix stored as float32
+            and as int8 (the weights only; ignore the scale and zero point);
+            ``...`` means "not answered yet".
     """
-    pairs = [("same", "相同", "314", "314"), ("one substitution", "一次替换", "314", "354"),
-             ("one deletion at the front", "开头删除一个", "314", "14"),
-             ("one insertion in the middle", "中间插入一个", "314", "3194"),
-             ("empty hypothesis", "空的识别结果", "27", ""), ("two errors", "两处错误", "9051", "0951")]
-    cases = []
-    for en, zh, a, b in pairs:
-        expected = np.array(float(edit_distance(a, b)))
-        mistakes = [
-            (np.array(float(sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b)))),
-             "this compares position by position: one missing digit shifts every later digit, yet it is "
-             "one deletion. Use the dynamic programme d[i][j] = min(d[i-1][j] + 1, d[i][j-1] + 1, "
-             "d[i-1][j-1] + [a_i ≠ b_j])",
-             "这是逐位置比较：少一个数字会让后面的数字全部错位，但它只是一次删除。请用动态规划 "
-             "d[i][j] = min(d[i-1][j] + 1, d[i][j-1] + 1, d[i-1][j-1] + [a_i ≠ b_j])"),
-            (np.array(float(abs(len(a) - len(b)))), "only the lengths are compared: substitutions count too",
-             "只比较了长度：替换也要计数"),
-        ]
-        cases.append(Case(en, zh, (a, b), expected, "Levenshtein distance (each edit costs 1)",
-                          "Levenshtein 距离（每次编辑代价为 1）", diagnose=recognise(expected, mistakes, atol=1e-9),
-                          atol=1e-9))
-    return run_checker("edit distance · 编辑距离", fn, cases)
+    n = INT8_D_IN * INT8_D_OUT
+    expected = np.array([4.0 * n, 1.0 * n])
+
+    def diagnose(got):
+        g = [float(x) for x in got]
+        if len(g) != 2:
+            return None
+        if g == [32 * n, 8 * n]:
+            return ("these are bits, not bytes: divide by 8", "这是比特数，不是字节数：除以 8")
+        if g[0] == 8 * n:
+            return ("8 bytes per weight is float64; float32 takes 4", "每个权重 8 字节是 float64；float32 占 4 字节")
+        if g[1] == g[0]:
+            return ("int8 takes 1 byte per weight, not as much as float32",
+                    "int8 每个权重占 1 字节，与 float32 不同")
+        return None
+
+    case = Case(f"a {INT8_D_IN} × {INT8_D_OUT} weight matrix", f"{INT8_D_IN} × {INT8_D_OUT} 的权重矩阵",
+                (), expected, "bytes = number of weights × bytes per weight",
+                "字节数 = 权重个数 × 每个权重的字节数", diagnose=diagnose, atol=0.5, reveal=False)
+    if isinstance(answer, list):
+        answer = tuple(answer)
+    return check_by_hand("int8 size by hand · 手算 int8 大小", answer, case)
+
+
+def check_local_window_mask(fn) -> Verdict:
+    """Check a learner's ``local_window_mask(L, window, causal) -> (L, L) bool`` (chapter 8).
+
+    Row ``i`` is query ``i``; True where ``|i − j| ≤ window`` (and ``j ≤ i``
+    when ``causal``).
+
+    Args:
+        fn: ``fn(L, window, causal) -> array (L, L)`` of booleans.
+    """
+    def diagnose_for(L, window, causal):
+        def diagnose(got):
+            g = np.asarray(got)
+            if g.shape != (L, L) or np.array_equal(g.astype(bool), local_window_mask(L, window, causal).numpy()):
+                return None
+            if window > 0 and np.array_equal(g.astype(bool), local_window_mask(L, window - 1, causal).numpy()):
+                return ("the band is one too narrow: use |i − j| ≤ window, not < window",
+                        "带宽少了一格：应为 |i − j| ≤ window，而不是 < window")
+            full = local_window_mask(L, window).numpy()
+            if causal and np.array_equal(g.astype(bool), full & np.triu(np.ones((L, L), bool))):
+                return ("the mask lets queries see the future: causal means j ≤ i (lower triangle)",
+                        "掩码让查询看到了未来：因果意味着 j ≤ i（下三角）")
+            if causal and np.array_equal(g.astype(bool), full):
+                return ("causal=True was ignored: also require j ≤ i", "忽略了 causal=True：还需要 j ≤ i")
+            return None
+        return diagnose
+
+    def wrapped(L, window, causal):
+        got = fn(L, window, causal)
+        if isinstance(got, np.ndarray) and got.dtype != bool:
+            return got
+        return None if got is None else np.asarray(got).astype(float)
+
+    cases = [Case(f"L={L}, window={w}, causal={c}", f"L={L}，window={w}，causal={c}", (L, w, c),
+                  local_window_mask(L, w, c).numpy().astype(float), diagnose=diagnose_for(L, w, c))
+             for L, w, c in ((6, 1, False), (7, 2, False), (6, 2, True), (5, 0, False), (4, 10, True))]
+    return run_checker("local window mask · 局部窗口掩码", wrapped, cases)
