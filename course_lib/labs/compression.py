@@ -1,4 +1,4 @@
-"""Chapter 8's lab (``ch08_capstone``): making a trained model smaller, measured: int8 dynamic
+"""Chapter 8's lab (``ch10_capstone``): making a trained model smaller, measured: int8 dynamic
 quantisation and magnitude pruning.
 
 Dynamic int8 quantisation stores each ``nn.Linear`` weight ``W`` as int8 with one

@@ -1,4 +1,4 @@
-"""Chapter 8's GPT classifier (``ch08_capstone``): chapter 7's People's Daily GPT fine-tuned for
+"""Chapter 8's GPT classifier (``ch10_capstone``): chapter 7's People's Daily GPT fine-tuned for
 sentiment, reading the hidden state of each review's last real token.
 
 Under a causal mask position ``t`` sees positions ``1 … t`` only, so the last real

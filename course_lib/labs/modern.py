@@ -1,4 +1,4 @@
-"""Chapter 9's lab (``ch09_attention_today``): rotary and ALiBi positions on chapter 4's
+"""Chapter 9's lab (``ch11_attention_today``): rotary and ALiBi positions on chapter 4's
 previous-token task, and pre-LN against post-LN.
 
 **Extrapolation.** Chapter 4 (:mod:`course_lib.labs.extrapolation`) trains

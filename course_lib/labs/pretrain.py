@@ -1,4 +1,4 @@
-"""Chapter 8's pretrained BERT (``ch08_capstone``): masked-LM pretraining on unlabelled Chinese
+"""Chapter 8's pretrained BERT (``ch10_capstone``): masked-LM pretraining on unlabelled Chinese
 text, then fine-tuning for sentiment on exactly the split of :mod:`course_lib.labs.capstone`.
 
 The unlabelled text (:func:`mlm_texts`) is the *training* reviews' text (never a held-out

@@ -1,6 +1,6 @@
 """Chapters 7 and 8's small sentiment lab: the bilingual toy set and the small BERT classifier.
 
-Chapter 8 (``ch08_capstone``) builds its classifiers with :func:`build_classifier`
+Chapter 8 (``ch10_capstone``) builds its classifiers with :func:`build_classifier`
 and trains them on real reviews (:mod:`course_lib.labs.capstone`); chapter 7's
 BERT (:mod:`course_lib.labs.bert_lab`) and ``tools/bench_serving.py`` read the toy set below.
 

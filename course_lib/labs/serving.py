@@ -1,4 +1,4 @@
-"""Chapter 8's lab (``ch08_capstone``): serving a trained classifier: a ``predict`` function that
+"""Chapter 8's lab (``ch10_capstone``): serving a trained classifier: a ``predict`` function that
 never raises, a loader for the chapter's stored classifiers, and a latency benchmark.
 
 ``predict`` is the source documents' ``predict_api`` made safe: it checks the

@@ -1,4 +1,4 @@
-"""Chapter 10's experiment (``ch10_speech``): a Speech Transformer that reads spoken digits.
+"""Chapter 10's experiment (``ch12_speech``): a Speech Transformer that reads spoken digits.
 
 Data (:func:`load_speech`): ``data/speech/digits.npz``, made once by
 ``tools/make_speech_data.py`` with espeak-ng (English and Mandarin, 1 to 4
@@ -144,7 +144,7 @@ def loss_fn(model, b, ctc_weight: float | None = None):
     The CTC labels are what the decoder reads after ``<sos>``, ``tgt_in[:, 1:]`` without padding:
     the language token, the digits and, in every row shorter than the batch's longest (``tgt_in``
     is the padded target without its last column), ``<eos>``; ``<pad>`` is CTC's blank. The
-    stored ``ch10-speech`` was trained so; chapter 10 writes this loss out (``my_joint_loss``).
+    stored ``ch12-speech`` was trained so; chapter 10 writes this loss out (``my_joint_loss``).
     CTC uses ``F.ctc_loss``'s ``reduction="mean"`` (each loss over its label count, then the
     batch mean) with ``zero_infinity=True``; the cross-entropy is the mean over real target tokens.
     """

@@ -1,6 +1,6 @@
 """Chapter 10's longer run (recipe ``ch10-speech-long``) and the CTC head's own transcripts.
 
-``ch10-speech`` (:mod:`course_lib.labs.speech`) trains 700 steps, the chapter's live
+``ch12-speech`` (:mod:`course_lib.labs.speech`) trains 700 steps, the chapter's live
 illustration. ``ch10-speech-long`` is the same model, data, batches, loss and schedule shape,
 trained for :data:`LONG_STEPS` steps (warm-up, then cosine decay to 0 over all of them): the
 lever chosen because the short run also misses most four-digit strings *of its own training set*
@@ -32,7 +32,7 @@ __all__ = ["LONG_NAME", "LONG_STEPS", "LONG_TRAINING", "CHECK_PREFIX", "CURVE_TO
 LONG_NAME = "ch10-speech-long"
 LONG_STEPS = 4000
 LONG_TRAINING = {**TRAINING, "steps": LONG_STEPS}
-"""``ch10-speech``'s settings (:data:`~course_lib.labs.speech.TRAINING`) but :data:`LONG_STEPS` steps."""
+"""``ch12-speech``'s settings (:data:`~course_lib.labs.speech.TRAINING`) but :data:`LONG_STEPS` steps."""
 CHECK_PREFIX = 100
 """``tools/train.py --check`` retrains this many steps (some 10 s on one thread)."""
 CURVE_TOLERANCE = 1e-3

@@ -1,4 +1,4 @@
-"""Chapter 8's text-classification kit (``ch08_capstone``): an honest split, the encoded data,
+"""Chapter 8's text-classification kit (``ch10_capstone``): an honest split, the encoded data,
 a bag-of-n-grams baseline and the metrics, shared by the sentiment and the word-class tasks.
 
 ::

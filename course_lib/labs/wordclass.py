@@ -1,4 +1,4 @@
-"""Chapter 8's multi-class task (``ch08_capstone``): the word class of an unseen Chinese word,
+"""Chapter 8's multi-class task (``ch10_capstone``): the word class of an unseen Chinese word,
 from its characters, on People's Daily (January 1998).
 
 The corpus (:func:`course_lib.corpora.peoples_daily_tagged`) is segmented into

@@ -11,7 +11,7 @@ real token, which is what "bidirectional" means. Two heads sit on top:
 
 Chapter 7 pre-trains a small BERT with :func:`mask_tokens` and fine-tunes it
 as a :class:`BertClassifier`, and copies a Hugging Face BERT with
-:meth:`BERT.from_hf`. Chapters 7 and 8 (``ch08_capstone``) load
+:meth:`BERT.from_hf`. Chapters 7 and 8 (``ch10_capstone``) load
 all-MiniLM-L6-v2, a small BERT, through
 :func:`course_lib.models.pretrained.load_minilm`, which calls
 :meth:`BERT.from_pretrained_dir`.
@@ -315,7 +315,7 @@ class BertClassifier(nn.Module):
     ``forward(input_ids, token_type_ids=None, attention_mask=None)`` takes
     the arguments of :meth:`BERT.forward` (each ``(B, L)``) and returns
     logits ``(B, num_classes)``. Chapter 7 fine-tunes one on sentiment
-    sentences; chapter 8 (``ch08_capstone``) trains a small one from random
+    sentences; chapter 8 (``ch10_capstone``) trains a small one from random
     weights.
     """
 

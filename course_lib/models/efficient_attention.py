@@ -1,5 +1,5 @@
 """Cheaper self-attention for long sequences: local window, strided sparse and linear
-(kernel) attention (chapter 8, ``ch08_capstone``).
+(kernel) attention (chapter 8, ``ch10_capstone``).
 
 Full attention compares every query with every key: time and memory grow
 like ``L²``. The variants keep the shape of the output but look at less:

@@ -1,4 +1,4 @@
-"""A small Speech Transformer: log-mel frames in, characters out (chapter 10, ``ch10_speech``).
+"""A small Speech Transformer: log-mel frames in, characters out (chapter 10, ``ch12_speech``).
 
 The source documents' ``SpeechTransformer`` listing with its three bugs fixed
 (chapter 10's errata ``ch10-speech-missing-methods``, ``ch10-speech-no-mask``,

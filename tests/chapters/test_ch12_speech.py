@@ -2,8 +2,8 @@
 
 import torch
 
-from course_lib.chapters.ch10 import errata
-from course_lib.chapters.ch10.source import SourceSpeechTransformer
+from course_lib.chapters.ch12 import errata
+from course_lib.chapters.ch12.source import SourceSpeechTransformer
 
 
 def test_missing_methods_raise_attribute_errors():

@@ -7,7 +7,7 @@ from course_lib import chapters
 from course_lib.chapters.ch03.errata import trace_source_mha
 from course_lib.chapters.ch04 import source as pe_source
 from course_lib.chapters.ch05.errata import torch_cross_attention_inputs
-from course_lib.chapters.ch08.errata import run_source_benchmark
+from course_lib.chapters.ch10.errata import run_source_benchmark
 from course_lib.chapters.listings_evidence import mermaid_graph, mermaid_inputs
 
 NEW = ("ch03-diagram-linear-order", "ch04-demo-frequency", "ch04-ref10-settings",

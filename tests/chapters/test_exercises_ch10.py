@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from course_lib.models.efficient_attention import local_window_mask
-from course_lib.chapters.ch08.exercises import (INT8_D_IN, INT8_D_OUT, check_int8_size, check_local_window_mask,
+from course_lib.chapters.ch10.exercises import (INT8_D_IN, INT8_D_OUT, check_int8_size, check_local_window_mask,
                                                 check_tokenizer)
 from course_lib.text import tokenize
 from conftest import never_raises_test, raises, returns_none, stub, tolerance_test, wrong_submissions_test

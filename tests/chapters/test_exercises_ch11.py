@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from course_lib.chapters.ch09 import exercises as ex
+from course_lib.chapters.ch11 import exercises as ex
 from course_lib.models.gqa import kv_cache_bytes_per_token
 from course_lib.scratch.alibi import alibi_slopes
 from course_lib.scratch.online_softmax import tiled_attention

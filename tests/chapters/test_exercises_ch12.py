@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from course_lib.chapters.ch10 import exercises as ex
+from course_lib.chapters.ch12 import exercises as ex
 from conftest import (never_raises_test, raises, returns_none, right_answers_test, stub, tolerance_test,
                       wrong_submissions_test)
 

@@ -1,1 +1,1 @@
-"""Chapter 8: Capstone: a text-processing platform (``ch08_capstone``). Modules: source, errata, exercises."""
+"""Chapter 10: Capstone: a text-processing platform (``ch10_capstone``). Modules: source, errata, exercises."""

@@ -1,7 +1,7 @@
-"""Errata of chapter 8 (the capstone): errors in the source document's *code* and claims.
+"""Errata of chapter 10 (the capstone): errors in the source document's *code* and claims.
 
 Each erratum runs a faithful small copy of the source's code
-(:mod:`course_lib.chapters.ch08.source`) and shows, computed, what goes wrong;
+(:mod:`course_lib.chapters.ch10.source`) and shows, computed, what goes wrong;
 the chapter builds and measures a working version.
 """
 
@@ -22,7 +22,7 @@ from .source import (SourceModelDeployment, SourceTransformerTextClassifier, _so
 __all__ = ["ERRATA", "untrained_predictions", "run_untrained_classifier", "run_source_quantization",
            "run_source_pruning", "size_claims", "run_size_claims", "run_source_benchmark"]
 
-CH08 = "book/ch08_capstone"
+CH08 = "book/ch10_capstone"
 
 #: The demo classifier the errata run the source's code on: the source's demo
 #: configuration (d_model 128, 4 heads, 2 layers) with a vocabulary of
@@ -102,7 +102,7 @@ def _untrained_run(seed, vocab_size, y, seqs):
 
 
 def run_untrained_classifier() -> Table:
-    """Accuracy and spread of the untrained source classifier on the held-out set (chapter 8)."""
+    """Accuracy and spread of the untrained source classifier on the held-out set (chapter 10)."""
     rows, n = [], 0
     for seed, y, pred, p in untrained_predictions():
         n = len(y)
@@ -127,7 +127,7 @@ def _source_quant_arrays(bits: int = 8):
 
 
 def run_source_quantization() -> Table:
-    """What the source's 8-bit ``quantize_weights`` returns, beside real 8-bit codes (chapter 8)."""
+    """What the source's 8-bit ``quantize_weights`` returns, beside real 8-bit codes (chapter 10)."""
     W, Q, codes = _source_quant_arrays(8)
     return Table(["", "before (source) · 之前（原始资料）", "after quantize_weights(W, 8) · 之后",
                   "8-bit codes + scale · 8 位整数编码 + 缩放因子"], [
@@ -148,7 +148,7 @@ def _quant_details():
 
 
 def run_source_pruning(sparsity=0.5) -> Table:
-    """Which weights the source's ``prune_model`` changes (chapter 8)."""
+    """Which weights the source's ``prune_model`` changes (chapter 10)."""
     np.random.seed(0)
     model = SourceTransformerTextClassifier(DEMO_VOCAB, **DEMO)
     before = {k: v.copy() for k, v in _named_arrays(model).items()}
@@ -196,7 +196,7 @@ def size_claims() -> dict:
 
 
 def run_size_claims() -> Table:
-    """The source's two size claims beside what is measured (chapter 8)."""
+    """The source's two size claims beside what is measured (chapter 10)."""
     c = size_claims()
     return Table(["claim · 原始资料的说法", "measured · 实测", "what · 测的是什么"], [
         [SIZE_CLAIM, f"{100 * c['src_quant']:.0f}%",
@@ -340,7 +340,7 @@ def run_source_benchmark(texts, step: float = BENCH_STEP, num_runs: int = BENCH_
 
     Returns:
         dict with ``printed`` (its two result lines), ``avg_time``, ``throughput`` (what
-        it returns), ``per_text`` (``step``) and ``n`` (texts per pass). Chapter 8.
+        it returns), ``per_text`` (``step``) and ``n`` (texts per pass). Chapter 10.
     """
     import builtins
     import contextlib
@@ -408,13 +408,13 @@ ERRATA += [
         "avg_time, is right, so the two printed numbers multiply to the number of texts instead "
         "of to 1. The latency per text is total_time / (num_runs * len(test_texts)); time.perf_counter() "
         "is the clock meant for measuring intervals, and a single average hides the slow calls "
-        "that p95 shows. Chapter 8 times each call and reports p50 and p95.",
+        "that p95 shows. Chapter 10 times each call and reports p50 and p95.",
         "benchmark_performance 计时 num_runs 轮；每一轮把 test_texts 中的每条文本依次送进 predict。"
         "然后它只用总时间除以 num_runs，所以 avg_time 是把全部文本跑一遍的时间，却被打印成平均延迟。"
         "换上一个替身模型（在模拟时钟上每次 predict 恰好耗时 {step} 秒，其他一概不改）原样运行，它对 "
         "{n_max} 条文本打印 {printed}：单条文本的延迟乘以文本条数。它的吞吐量 len(test_texts) / avg_time "
         "是对的，所以打印出的两个数相乘得到文本条数，而不是 1。每条文本的延迟应为 total_time / (num_runs * "
         "len(test_texts))；测量时间间隔应该用 time.perf_counter()；而且单个平均值会掩盖 p95 才能显示的慢"
-        "调用。第 8 章记录每次调用的耗时，报告 p50 和 p95。",
+        "调用。第 10 章记录每次调用的耗时，报告 p50 和 p95。",
         _bench_details, evidence=_bench_evidence, kind="code"),
 ]

@@ -1,4 +1,4 @@
-"""Checkers for chapter 8's exercises (``ch08_capstone``).
+"""Checkers for chapter 10's exercises (``ch10_capstone``).
 
 Each ``check_*`` takes the learner's function (or answer), runs it on a few
 cases and returns a bilingual :class:`~course_lib.chapters._check.Verdict`.
@@ -69,7 +69,7 @@ def _diagnose_tokens(got):
 
 
 def check_tokenizer(fn) -> Verdict:
-    """Check a learner's bilingual ``tokenize(text) -> list[str]`` (chapter 8).
+    """Check a learner's bilingual ``tokenize(text) -> list[str]`` (chapter 10).
 
     The rule: lower-case; each Chinese character is a token; a run of Latin
     letters or digits (with an optional ``'s``-style suffix) is a token; any
@@ -90,7 +90,7 @@ def check_tokenizer(fn) -> Verdict:
 
 
 def check_int8_size(answer) -> Verdict:
-    """Check the bytes of one ``INT8_D_IN × INT8_D_OUT`` weight matrix, by hand (chapter 8).
+    """Check the bytes of one ``INT8_D_IN × INT8_D_OUT`` weight matrix, by hand (chapter 10).
 
     Args:
         answer: ``(float32_bytes, int8_bytes)``: the matrix stored as float32
@@ -122,7 +122,7 @@ def check_int8_size(answer) -> Verdict:
 
 
 def check_local_window_mask(fn) -> Verdict:
-    """Check a learner's ``local_window_mask(L, window, causal) -> (L, L) bool`` (chapter 8).
+    """Check a learner's ``local_window_mask(L, window, causal) -> (L, L) bool`` (chapter 10).
 
     Row ``i`` is query ``i``; True where ``|i − j| ≤ window`` (and ``j ≤ i``
     when ``causal``).

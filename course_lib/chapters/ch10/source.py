@@ -1,6 +1,6 @@
-"""Chapter 8's source code (``ch08_capstone``): faithful small copies of the source
+"""Chapter 10's source code (``ch10_capstone``): faithful small copies of the source
 document's capstone code (document 001, "核心项目" and "性能优化与实际部署").
-:mod:`course_lib.chapters.ch08.errata` runs them and shows, computed, what goes wrong.
+:mod:`course_lib.chapters.ch10.errata` runs them and shows, computed, what goes wrong.
 
 The NumPy classes follow the printed code line by line (random weights
 ``randn * 0.1``, post-LN layers, sinusoidal positions, mean pooling);

@@ -1,1 +1,1 @@
-"""Chapter 9: Attention today (``ch09_attention_today``). Modules: exercises."""
+"""Chapter 11: Attention today (``ch11_attention_today``). Modules: exercises."""

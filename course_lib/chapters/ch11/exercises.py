@@ -1,4 +1,4 @@
-"""Checkers for chapter 9's exercises (``ch09_attention_today``).
+"""Checkers for chapter 11's exercises (``ch11_attention_today``).
 
 Each ``check_*`` takes the learner's function (or answer), runs it on a few
 cases and returns a bilingual :class:`~course_lib.chapters._check.Verdict`.
@@ -39,7 +39,7 @@ def _turn(x, angle: float) -> np.ndarray:
 
 
 def check_rope_by_hand(values) -> Verdict:
-    """Check ``RoPE(ROPE_X, ROPE_POS)`` for ``d = 2`` computed by hand (chapter 9).
+    """Check ``RoPE(ROPE_X, ROPE_POS)`` for ``d = 2`` computed by hand (chapter 11).
 
     Args:
         values: the two numbers of the rotated vector, to three decimals;
@@ -69,7 +69,7 @@ def check_rope_by_hand(values) -> Verdict:
 
 
 def check_alibi_slopes(fn) -> Verdict:
-    """Check a learner's ``slopes(num_heads)``: ALiBi's slope ``m_h`` of every head (chapter 9).
+    """Check a learner's ``slopes(num_heads)``: ALiBi's slope ``m_h`` of every head (chapter 11).
 
     Args:
         fn: ``fn(num_heads)`` returning ``num_heads`` slopes: ``2^(−8h/n)``,
@@ -113,7 +113,7 @@ def check_alibi_slopes(fn) -> Verdict:
 
 
 def check_kv_cache_bytes(answer) -> Verdict:
-    """Check the KV cache size of :data:`KV_CONFIG`, in bytes, computed by hand (chapter 9).
+    """Check the KV cache size of :data:`KV_CONFIG`, in bytes, computed by hand (chapter 11).
 
     Args:
         answer: one number, the bytes of the whole cache for ``num_tokens``
@@ -174,7 +174,7 @@ def _recognise_step(expected, mistakes):
 
 
 def check_online_softmax_step(fn) -> Verdict:
-    """Check a learner's online-softmax update for one query row (chapter 9).
+    """Check a learner's online-softmax update for one query row (chapter 11).
 
     Args:
         fn: ``fn(m, ell, acc, s, V)`` with the running maximum ``m`` (a float,

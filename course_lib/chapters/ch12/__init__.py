@@ -1,1 +1,1 @@
-"""Chapter 10: speech (``ch10_speech``). Modules: source, errata, exercises."""
+"""Chapter 12: speech (``ch12_speech``). Modules: source, errata, exercises."""

@@ -1,4 +1,4 @@
-"""Errata of chapter 10 (speech): the source's ``SpeechTransformer`` listing, run."""
+"""Errata of chapter 12 (speech): the source's ``SpeechTransformer`` listing, run."""
 
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ from .source import SourceSpeechTransformer
 
 __all__ = ["ERRATA", "SMALL", "source_model", "source_error", "future_dependence", "frame_order_dependence"]
 
-CH10 = "book/ch10_speech"
+CH10 = "book/ch12_speech"
 
 #: A small configuration of the source's class (its 6 + 6 layers and 8 heads kept), cheap on a CPU.
 SMALL = dict(input_dim=40, vocab_size=15, d_model=64)
 
 
 def source_model(embed_text: bool = False, positions: bool = False) -> SourceSpeechTransformer:
-    """The source's model (``SMALL``, seed 0, float64, eval mode), optionally patched (chapter 10).
+    """The source's model (``SMALL``, seed 0, float64, eval mode), optionally patched (chapter 12).
 
     Args:
         embed_text: add the missing ``embed_text`` as a plain ``nn.Embedding``, and nothing else.

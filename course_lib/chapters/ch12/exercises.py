@@ -1,4 +1,4 @@
-"""Checkers for chapter 10's exercises (``ch10_speech``).
+"""Checkers for chapter 12's exercises (``ch12_speech``).
 
 Each ``check_*`` takes the learner's function (or answer), runs it on a few
 cases and returns a bilingual :class:`~course_lib.chapters._check.Verdict`.
@@ -27,7 +27,7 @@ T_FRAMES = 157
 
 
 def check_frames_by_hand(answer) -> Verdict:
-    """Check the number of encoder positions left from :data:`T_FRAMES` frames (chapter 10).
+    """Check the number of encoder positions left from :data:`T_FRAMES` frames (chapter 12).
 
     Args:
         answer: one integer; ``...`` means "not answered yet".
@@ -54,7 +54,7 @@ def check_frames_by_hand(answer) -> Verdict:
 
 
 def check_hz_to_mel(fn) -> Verdict:
-    """Check a learner's ``hz_to_mel(f)``: HTK's mel scale ``2595 log10(1 + f / 700)`` (chapter 10).
+    """Check a learner's ``hz_to_mel(f)``: HTK's mel scale ``2595 log10(1 + f / 700)`` (chapter 12).
 
     Args:
         fn: ``fn(f)`` for a NumPy array ``f`` of frequencies in Hz, returning their mels.
@@ -105,7 +105,7 @@ def check_causal_mask(fn) -> Verdict:
 
 
 def check_edit_distance(fn) -> Verdict:
-    """Check a learner's ``edit_distance(ref, hyp)``: the Levenshtein distance of two strings (chapter 10).
+    """Check a learner's ``edit_distance(ref, hyp)``: the Levenshtein distance of two strings (chapter 12).
 
     Args:
         fn: ``fn(ref, hyp)`` returning the fewest insertions, deletions and substitutions.

@@ -1,4 +1,4 @@
-"""Chapter 10's code from the source documents: the ``SpeechTransformer`` listing
+"""Chapter 12's code from the source documents: the ``SpeechTransformer`` listing
 (source ``"attention"``, §4.3 "Speech Processing: Speech Transformer")."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ __all__ = ["SourceSpeechTransformer"]
 class SourceSpeechTransformer(nn.Module):
     """The source's ``SpeechTransformer`` (§4.3), verbatim apart from comments.
 
-    Kept as printed so that chapter 10 can run it. It calls ``self.embed_text``
+    Kept as printed so that chapter 12 can run it. It calls ``self.embed_text``
     and ``self.generate_text``, which it never defines; its decoder gets no
     causal mask; nothing gives the frames a position; its layers use PyTorch's
     defaults (``batch_first=False``: inputs ``(T, B, d_model)``). Constructing
     it makes PyTorch warn about nested tensors, so build it inside
-    ``warnings.catch_warnings()`` (see :func:`course_lib.chapters.ch10.errata.source_model`).
+    ``warnings.catch_warnings()`` (see :func:`course_lib.chapters.ch12.errata.source_model`).
     """
 
     def __init__(self, input_dim, vocab_size, d_model=512):
