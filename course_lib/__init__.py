@@ -13,9 +13,9 @@ Read it like an appendix of the book, named with the book's notation (``Q``,
                  scaling (the 1/sqrt(d_k)), positional (encoding geometry), rnn,
                  opcount (a call's multiply-adds and largest tensor, counted)
     widgets/     interactive explorers for the notebooks
-    training.py  the book's one training loop, train(...)
-    muon.py      Muon, the optimizer of chapter 7's long Chinese run (train(optimizer="muon"))
-    averaging.py an exponential moving average of a model's weights (chapter 7's averaged Chinese run)
+    training/    the book's one training loop, train(...) (loop.py); muon.py: Muon, the optimizer
+                 of chapter 7's long Chinese run (train(optimizer="muon")); averaging.py: an
+                 exponential moving average of a model's weights (chapter 7's averaged Chinese run)
     text.py      the one tokenizer and vocabulary class (<pad> 0, <sos> 1, <eos> 2, <unk> 3)
     data.py      data_path(...): the course's data/ folder, found from anywhere
     repro.py     seeds, bands and checkpoints with provenance

@@ -198,7 +198,7 @@ CONCEPTS: dict[str, Concept] = {
         formula=Loc(CH07, "(ch07-muon)="), code=Loc(CH07, "(ch07-muon)="),
         diagram=Loc(CH07, "(ch07-muon)="), words=Loc(CH07, "(ch07-muon)="),
         formula_has=r"M_t = \\mu M_\{t-1\} \+ G_t.*U V\^\\top",
-        functions=("course_lib.muon.newton_schulz", "course_lib.muon.Muon"),
+        functions=("course_lib.training.muon.newton_schulz", "course_lib.training.muon.Muon"),
         calls=("muon_lib.newton_schulz", "muon_lib.Muon"),
         terms=(r"orthogonal", r"正交")),
     "weight_averaging": Concept(
@@ -206,7 +206,7 @@ CONCEPTS: dict[str, Concept] = {
         formula=Loc(CH07, "(ch07-ema)="), code=Loc(CH07, "(ch07-ema)="),
         diagram=Loc(CH07, "(ch07-ema)="), words=Loc(CH07, "(ch07-ema)="),
         formula_has=r"\\bar W_t = \\beta\\, \\bar W_\{t-1\} \+ \(1 - \\beta\)\\, W_t",
-        functions=("course_lib.averaging.ExponentialAverage",),
+        functions=("course_lib.training.averaging.ExponentialAverage",),
         calls=("ExponentialAverage",),
         terms=(r"moving average", r"滑动平均")),
 }

@@ -24,7 +24,7 @@ from torch.nn import functional as F
 
 from .. import repro
 from .._validate import check_positive_int
-from ..averaging import ExponentialAverage
+from ..training.averaging import ExponentialAverage
 from ..models import GPT, GPTConfig
 from ..training import logged_curve, train
 from .language_model_data import TokenCorpus, make_corpus, shakespeare_split, windows
@@ -93,7 +93,7 @@ def run_long(model, corpus: TokenCorpus, *, ctx: int, batch: int, train_cfg: dic
 
     ``train_cfg["average"]``, when present, is ``{"decay": β, "start": s}``: from step ``s`` (counted
     from 1) on, the run keeps an exponential moving average of the weights
-    (:class:`course_lib.averaging.ExponentialAverage`, started at the weights after step ``s``),
+    (:class:`course_lib.training.averaging.ExponentialAverage`, started at the weights after step ``s``),
     scores it at the held-out points too, and the returned model holds the average at the end.
 
     ``loss_fn(logits, y)``, logits ``(B, ctx, V)`` and targets ``(B, ctx)``: the mean next-token

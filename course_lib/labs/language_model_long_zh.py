@@ -9,9 +9,9 @@ same initial weights on the same batches with the same schedule:
 - ``ch07-gpt-peoples-daily-long-adamw`` (:data:`ZH_ADAMW_NAME`, :data:`ZH_ADAMW_TRAIN`): AdamW for
   every weight, like every other run of the book; about 19.2 % fewer bits than the bigram.
 - ``ch07-gpt-peoples-daily-long`` (:data:`ZH_LONG_NAME`, :data:`ZH_LONG_TRAIN`): Muon
-  (:mod:`course_lib.muon`) for the matrices inside the blocks, AdamW for the rest; about 19.7 %.
+  (:mod:`course_lib.training.muon`) for the matrices inside the blocks, AdamW for the rest; about 19.7 %.
 - ``ch07-gpt-peoples-daily-long-ema`` (:data:`ZH_EMA_NAME`, :data:`ZH_EMA_TRAIN`): the Muon run again,
-  which also keeps an exponential moving average of its weights (:mod:`course_lib.averaging`) and
+  which also keeps an exponential moving average of its weights (:mod:`course_lib.training.averaging`) and
   stores the average.
 
 The goal set for them is :data:`ZH_GOAL` fewer bits per held-out character than the bigram
@@ -83,7 +83,7 @@ ZH_EMA_NAME = "ch07-gpt-peoples-daily-long-ema"
 ZH_EMA_TRAIN = dict(ZH_LONG_TRAIN, average={"decay": 0.998, "start": 1000})
 """The EMA run's training: :data:`ZH_LONG_TRAIN` (the same steps, batches, schedule and optimizer, so
 the same weights step by step), and from step 1000 on an exponential moving average of the weights with
-β = 0.998 (:class:`course_lib.averaging.ExponentialAverage`); the checkpoint stores the average. It ends
+β = 0.998 (:class:`course_lib.training.averaging.ExponentialAverage`); the checkpoint stores the average. It ends
 at 4.310 held-out nats (20.2 % fewer bits than the bigram), where the weights themselves end at the Muon
 run's 4.339. Measured on a full run of the straight-line schedule that falls to zero (one thread), whose
 weights ended at 4.339: averages from step 1000 with β = 0.998, 0.999 and 0.9995 ended at 4.321, 4.326

@@ -1,11 +1,11 @@
-"""``course_lib.averaging.ExponentialAverage`` (chapter 7) and its use by the long runs' loop,
+"""``course_lib.training.averaging.ExponentialAverage`` (chapter 7) and its use by the long runs' loop,
 ``course_lib.labs.language_model_long.run_long``: the average against the formula written out, in the
 loop and alone, and bad input."""
 
 import pytest
 import torch
 
-from course_lib.averaging import ExponentialAverage
+from course_lib.training.averaging import ExponentialAverage
 from course_lib.labs import language_model_long as lm_long
 from course_lib.labs import language_model_long_zh as zh_long
 

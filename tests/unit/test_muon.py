@@ -1,4 +1,4 @@
-"""``course_lib.muon`` (chapter 7): the Newton–Schulz iteration against its definition through the SVD,
+"""``course_lib.training.muon`` (chapter 7): the Newton–Schulz iteration against its definition through the SVD,
 a Muon step against the update rule written out by hand, against PyTorch's own ``torch.optim.Muon``,
 the split of a GPT's parameters, ``train(optimizer="muon")`` against a loop written here, and bad input."""
 
@@ -9,7 +9,7 @@ import torch
 from torch.nn import functional as F
 
 from course_lib.models import GPT, GPTConfig
-from course_lib.muon import Muon, muon_scale, newton_schulz, split_for_muon
+from course_lib.training.muon import Muon, muon_scale, newton_schulz, split_for_muon
 from course_lib.training import build_optimizers, train
 
 A, B, C = 3.4445, -4.7750, 2.0315          # Jordan et al.'s quintic, written out here

@@ -2,7 +2,7 @@
 
 Every model the book trains, in a notebook or in ``make train``, goes
 through :func:`train`: chapters 1, 3, 4, 5, 6, 7 and 8 call it with their own
-batches and loss. It is Adam, AdamW or Muon (:mod:`course_lib.muon`, for
+batches and loss. It is Adam, AdamW or Muon (:mod:`course_lib.training.muon`, for
 chapter 7's long Chinese run) with optional warm-up or any learning-rate
 schedule, gradient-norm clipping, and a progress line every ``log_every`` steps.
 
@@ -20,9 +20,9 @@ from typing import Callable
 
 import torch
 
-from ._validate import check_choice, check_positive_int, check_positive_number
+from .._validate import check_choice, check_positive_int, check_positive_number
+from ..repro import LIVE_REL_MIN, band_for
 from .muon import Muon, split_for_muon
-from .repro import LIVE_REL_MIN, band_for
 
 __all__ = ["train", "OPTIMIZERS", "checking", "PrefixReached"]
 
@@ -47,8 +47,8 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
         steps: number of updates.
         lr: the peak learning rate (a positive number), or a schedule
             ``step -> learning rate`` (e.g. chapter 5's ``noam_lr``).
-        optimizer: ``"adam"``, ``"adamw"``, or ``"muon"``: :class:`course_lib.muon.Muon` for the
-            matrices inside the blocks and AdamW for the rest (:func:`course_lib.muon.split_for_muon`),
+        optimizer: ``"adam"``, ``"adamw"``, or ``"muon"``: :class:`course_lib.training.muon.Muon` for the
+            matrices inside the blocks and AdamW for the rest (:func:`course_lib.training.muon.split_for_muon`),
             both with the same weight decay; Muon's learning rate is ``muon_ratio`` times ``lr``
             (chapter 7).
         weight_decay: the optimizer's weight decay (decoupled for AdamW;
@@ -181,8 +181,8 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
 def build_optimizers(model, optimizer: str, lr: float, *, weight_decay: float = 0.0, betas: tuple = (0.9, 0.999),
                      eps: float = 1e-8, muon_ratio: float = 1.0) -> list:
     """The optimizers :func:`train` steps, at learning rate ``lr``: one Adam or AdamW over every trainable
-    parameter, or for ``"muon"`` a :class:`~course_lib.muon.Muon` over the block matrices at ``muon_ratio · lr``
-    followed by an AdamW over the rest (none if there is no rest)."""
+    parameter, or for ``"muon"`` a :class:`~course_lib.training.muon.Muon` over the block matrices at
+    ``muon_ratio · lr`` followed by an AdamW over the rest (none if there is no rest)."""
     check_choice(optimizer, "optimizer", OPTIMIZERS)
     params = [p for p in model.parameters() if p.requires_grad]
     if optimizer != "muon":

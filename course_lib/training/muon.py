@@ -32,7 +32,7 @@ import math
 
 import torch
 
-from ._validate import check_positive_int
+from .._validate import check_positive_int
 
 __all__ = ["NS_COEFFICIENTS", "newton_schulz", "muon_scale", "Muon", "split_for_muon"]
 
