@@ -199,9 +199,10 @@ _DATA = ("scikit-learn's 8 x 8 digits, the 1347 training images of load_split(te
 # `tools/train.py --check` scores the stored weights with the recipe's own evaluation (float64, to 1e-9) and
 # retrains the first 200 of 2400 steps against the stored curve (repro.recipe, check_prefix). Measured against
 # the stored run (AVX2, one thread): AVX2 moved the logged means by 4.8e-7, plain C with SSE4.2 MKL by 1.3e-6.
+# Curve tolerance: over 100 times that, for other CPU models (repro.CURVE_TOLERANCE_MIN).
 @recipe("ch06-clip-digits", chapter="ch06", data=_DATA,
         tolerance={"zeroshot_en": 0.08, "zeroshot_zh": 0.08, "i2t_r1": 0.05, "t2i_r1": 0.1,
-                   "xling_same": 0.1, "xling_diff": 0.1}, check_prefix=200, curve_tolerance=1e-5)
+                   "xling_same": 0.1, "xling_diff": 0.1}, check_prefix=200, curve_tolerance=2e-4)
 def clip_digits() -> dict:
     """Chapter 6's CLIP (:func:`build_clip`), :data:`STEPS` steps of :func:`train_clip`."""
     X_train, y_train, X_test, y_test = load_split()

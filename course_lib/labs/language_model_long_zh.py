@@ -96,13 +96,13 @@ ZH_HELD_OUT_EVERY = 100
 """The run scores the held-out text (float32) every this many steps, and at its last step."""
 ZH_CHECK_PREFIX = 40
 """``tools/train.py --check`` retrains this many steps (about 25 s on one thread)."""
-ZH_CURVE_TOLERANCE = 1e-5
+ZH_CURVE_TOLERANCE = 1e-4
 """How far a retrained prefix's curve point may land from the stored one (absolute, nats). Measured
 over the first 40 steps against the stored runs (AVX512, 2 threads): retrained under
 ``ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2`` (1 thread) the four curve points
 differ by at most 5.2e-7 (AdamW run) and 9.5e-8 (Muon run); retrained under AVX2 (1 thread, as
-``make train-check`` does) by 1.4e-7 for both. The tolerance leaves nineteen times the largest for
-other kernels and thread counts."""
+``make train-check`` does) by 1.4e-7 for both. The tolerance is :data:`course_lib.repro.CURVE_TOLERANCE_MIN`,
+some two hundred times the largest, for other kernels, thread counts and CPU models."""
 ZH_GOAL = 0.20
 """The goal of this run: at least this share fewer bits per held-out character than the add-one bigram."""
 

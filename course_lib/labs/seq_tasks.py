@@ -172,8 +172,8 @@ def _recipe_copy_plain() -> dict:
 # `tools/train.py --check` scores the stored weights with the recipe's own evaluation (float64, to 1e-9) and
 # retrains the first 100 of 350 steps against the stored curve (repro.recipe, check_prefix). Measured against
 # the stored run (AVX-512, two threads): AVX2 on one thread moved the mean loss of those steps by 6.5e-6,
-# plain C with SSE4.2 MKL by 2.4e-6. Curve tolerance: about 5x.
-@repro.recipe("ch01-copy-attention", chapter="ch01", check_prefix=100, curve_tolerance=3e-5,
+# plain C with SSE4.2 MKL by 2.4e-6. Curve tolerance: over 100x, for other CPU models (repro.CURVE_TOLERANCE_MIN).
+@repro.recipe("ch01-copy-attention", chapter="ch01", check_prefix=100, curve_tolerance=1e-3,
               tolerance={"tf_accuracy": 0.07, "greedy_accuracy": 0.25},
               data="as ch01-copy-plain, with additive attention · 同上，带加性注意力")
 def _recipe_copy_attention() -> dict:
