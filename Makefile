@@ -28,7 +28,7 @@ REUSE_MEMORY_TARGETS := check test scope-seconds portable-plain portable-avx2 tr
 $(REUSE_MEMORY_TARGETS): export MALLOC_MMAP_THRESHOLD_ := 1073741824
 $(REUSE_MEMORY_TARGETS): export MALLOC_TRIM_THRESHOLD_ := 4294967296
 
-.PHONY: book book-all check test scope-seconds test-portable portable-plain portable-avx2 train-check train-check-full train pdf serve api lab sync vendor vendor-refresh venv bench solutions assignments grade clean help
+.PHONY: book book-all check test scope-seconds test-portable portable-plain portable-avx2 train-check train-check-full train pdf serve api lab sync vendor vendor-refresh venv bench solutions assignments grade fuzz clean help
 
 PORT ?= 8001
 # Opt-in, Linux: TORCH_INDEX=https://download.pytorch.org/whl/cpu installs the CPU-only torch wheel
@@ -61,6 +61,7 @@ help:
 	@echo "make api     the capstone as an HTTP service on http://127.0.0.1:$(PORT) (PORT=… to change)"
 	@echo "make lab     open the chapters in JupyterLab (.md opens as a notebook)"
 	@echo "make sync    re-execute every chapter and store its outputs in the .ipynb"
+	@echo "make fuzz    the HTTP service fuzzed from its OpenAPI schema, 10x make test's cases (nightly)"
 	@echo "make bench   print timings: notebooks, book build, test suite, attention speed"
 	@echo "make solutions  run every exercise's reference solution against its checker"
 	@echo "make vendor-refresh  update vendor/ (MathJax, mermaid) from npm after changing package.json"
@@ -166,6 +167,11 @@ train-check-full: venv
 train: venv
 	$(PY) tools/train.py $(NAMES)
 	@echo "Now re-sync the chapters that load them: make sync FILES=book/<chapter>.md"
+
+# Nightly-sized fuzzing of the HTTP service (not in make test, which runs a tenth of it):
+# schemathesis from the app's OpenAPI schema, in process; prints requests, seconds, failures
+fuzz: venv
+	COURSE_FUZZ_SCALE=10 OMP_NUM_THREADS=1 $(BIN)/pytest -q -s tests/unit/test_service_fuzz.py -k fuzz_every
 
 bench: venv vendor
 	$(PY) tools/bench.py

@@ -12,6 +12,9 @@ Routes: ``GET /`` (the try-it page), ``GET /v1/health``, ``POST /v1/sentiment``,
 describes them. FastAPI's ``/docs`` pages fetch their JavaScript from a CDN,
 so they are switched off: the service makes no request to another host.
 Every refusal has the envelope of :mod:`course_lib.service.errors`.
+The schema declares what each route answers: its 200 body, and for a POST route
+400, 413, 415, 422 and 503 in that envelope; its request bounds come from the
+app's :class:`~course_lib.service.limits.Limits` (:func:`~course_lib.service.schemas.bound_schema`).
 """
 
 from __future__ import annotations
@@ -27,12 +30,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .errors import ServiceError, error_response, from_validation
+from .errors import ERROR_RESPONSES, ServiceError, error_response, from_validation
 from .limits import Limits
 from .models import SEARCH_CORPUS, Served, load_models
 from . import models as tasks
 from .page import page_html
-from .schemas import SearchRequest, SentimentRequest, SimilarityRequest, SummarizeRequest, check_k, check_text
+from .schemas import (HealthResponse, SearchRequest, SearchResponse, SentimentRequest, SentimentResponse,
+                      SimilarityRequest, SimilarityResponse, SummarizeRequest, SummarizeResponse, bound_schema,
+                      check_k, check_text)
 
 __all__ = ["create_app", "app", "POST_ROUTES"]
 
@@ -152,6 +157,15 @@ def create_app(served: Served | None = None, limits: Limits | None = None,
     app = FastAPI(title="course_lib capstone service · 文本处理服务", version="1",
                   docs_url=None, redoc_url=None, lifespan=lifespan)
     app.state.limits = limits
+    default_openapi = app.openapi
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            schema = default_openapi()
+            bound_schema(schema["components"]["schemas"], limits, len(SEARCH_CORPUS))
+        return app.openapi_schema
+
+    app.openapi = openapi
     app.add_middleware(BodyGuard, limits=limits)
 
     @app.exception_handler(ServiceError)
@@ -179,30 +193,36 @@ def create_app(served: Served | None = None, limits: Limits | None = None,
     async def page():
         return page_html()
 
-    @app.get("/v1/health")
+    def answers(model, summary: str) -> dict:
+        return {200: {"model": model, "description": summary}, **ERROR_RESPONSES}
+
+    @app.get("/v1/health",
+             responses={200: {"model": HealthResponse, "description": "models, versions, limits · 模型与限制"}})
     async def health(request: Request):
         return {**request.app.state.served.health, "limits": request.app.state.limits.as_dict()}
 
-    @app.post("/v1/sentiment")
+    @app.post("/v1/sentiment", responses=answers(SentimentResponse, "label and probabilities · 标签与概率"))
     async def sentiment(body: SentimentRequest, request: Request):
         """Label, confidence and probabilities of the ch08-sentiment classifier · 情感分类"""
         text = check_text(body.text, "text", limits.max_text_chars)
         return await _within_budget(request, tasks.sentiment, text)
 
-    @app.post("/v1/similarity")
+    @app.post("/v1/similarity", responses=answers(SimilarityResponse, "cosine · 余弦"))
     async def similarity(body: SimilarityRequest, request: Request):
         """Cosine of the MiniLM embeddings of a and b · 两段文本的余弦相似度"""
         a, b = (check_text(getattr(body, f), f, limits.max_text_chars) for f in ("a", "b"))
         return await _within_budget(request, tasks.similarity, a, b)
 
-    @app.post("/v1/search")
+    @app.post("/v1/search",
+              responses=answers(SearchResponse, "the nearest sentences, best first · 最相近的句子"))
     async def search(body: SearchRequest, request: Request):
         """The k nearest sentences of the corpus · 语料中最相近的 k 句"""
         text = check_text(body.text, "text", limits.max_text_chars)
         k = check_k(body.k, "k", len(SEARCH_CORPUS))
         return await _within_budget(request, tasks.search, text, k)
 
-    @app.post("/v1/summarize")
+    @app.post("/v1/summarize",
+              responses=answers(SummarizeResponse, "the kept sentences in document order · 摘要句"))
     async def summarize(body: SummarizeRequest, request: Request):
         """Extractive summary: the k sentences nearest the centroid · 抽取式摘要"""
         text = check_text(body.text, "text", limits.max_document_chars)

@@ -14,8 +14,9 @@ JSON shape and a 4xx (503 for a blown time budget)::
 from __future__ import annotations
 
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
 
-__all__ = ["ServiceError", "envelope", "error_response", "from_validation"]
+__all__ = ["ServiceError", "ErrorEnvelope", "envelope", "error_response", "from_validation", "ERROR_RESPONSES"]
 
 
 class ServiceError(Exception):
@@ -25,6 +26,36 @@ class ServiceError(Exception):
         super().__init__(message_en)
         self.status, self.code, self.field = status, code, field
         self.message_en, self.message_zh = message_en, message_zh
+
+
+class ErrorDetail(BaseModel):
+    """The inside of the envelope: what the OpenAPI schema promises every refusal carries."""
+
+    model_config = ConfigDict(extra="forbid")
+    code: str
+    field: str
+    message_en: str
+    message_zh: str
+
+
+class ErrorEnvelope(BaseModel):
+    """``{"error": {code, field, message_en, message_zh}}``, the body of every refusal."""
+
+    model_config = ConfigDict(extra="forbid")
+    error: ErrorDetail
+
+
+ERROR_RESPONSES = {
+    400: {"model": ErrorEnvelope,
+          "description": "not JSON, not UTF-8, or nested too deeply · 请求体不是合法的 JSON/UTF-8"},
+    413: {"model": ErrorEnvelope, "description": "body larger than limits.max_body_bytes · 请求体过大"},
+    415: {"model": ErrorEnvelope,
+          "description": "not Content-Type: application/json (UTF-8) · 媒体类型不受支持"},
+    422: {"model": ErrorEnvelope, "description": "a field missing, unknown, of the wrong type or out of its "
+                                                 "bounds · 字段不合法"},
+    503: {"model": ErrorEnvelope, "description": "the model work overran limits.time_budget_s · 超出时间预算"},
+}
+"""The refusals a POST route can answer, declared in its OpenAPI schema (all in the one envelope)."""
 
 
 def envelope(code: str, field: str, message_en: str, message_zh: str) -> dict:

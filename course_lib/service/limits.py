@@ -12,10 +12,10 @@ the time budget, ``make api`` takes the defaults)::
 
 What counts as text: a JSON string, valid UTF-8, not empty or only
 whitespace, no control characters except tab, newline and carriage return
-(a NUL byte is refused). Emoji and any other printable character are
-accepted: the classifier maps characters it never saw to ``<unk>`` and still
-answers (a text of emoji only gets the model's answer for unknown tokens),
-MiniLM maps them to ``[UNK]``.
+(a NUL byte is refused), no lone surrogate (the JSON escape ``"\\ud800"``).
+Emoji and any other printable character are accepted: the classifier maps
+characters it never saw to ``<unk>`` and still answers (a text of emoji only
+gets the model's answer for unknown tokens), MiniLM maps them to ``[UNK]``.
 """
 
 from __future__ import annotations
