@@ -1,1 +1,1 @@
-"""Chapter 3: Multi-head attention (``ch03_multi_head``). Modules: exercises."""
+"""Chapter 3: Multi-head attention (``ch03_multi_head``). Modules: errata, exercises, figures."""
