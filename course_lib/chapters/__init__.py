@@ -33,9 +33,10 @@ import re
 
 from ._claims import SOURCES, Claim
 from ._errata import Box, Erratum, compare, compare_grid, mismatches
+from .opening import opening  # chapters.opening("ch02_worked_qkv"): the line a chapter opens with
 
 __all__ = ["CHAPTERS", "EXAMPLES", "ERRATA", "CHECKERS", "SOURCES", "Claim", "Erratum", "Box",
-           "compare", "compare_grid", "mismatches", "show", "show_all", "chapter_module"]
+           "compare", "compare_grid", "mismatches", "show", "show_all", "chapter_module", "opening"]
 
 #: The chapter folders, in order: ``("ch01", "ch02", …)``.
 CHAPTERS = tuple(sorted(m.name for m in pkgutil.iter_modules(__path__)
