@@ -284,7 +284,7 @@ def test_source_quantisation_halves_float64():
     W = SourceTransformerTextClassifier(10, d_model=8, num_heads=2, num_layers=1).embedding
     Q = source_quantize_weights(W, 8)
     assert (W.dtype, Q.dtype, 2 * Q.nbytes) == (np.float64, np.float32, W.nbytes)
-    errata = chapters.chapter_module("ch08", "errata")
+    errata = chapters.chapter_module("ch10", "errata")
     table = errata.run_source_quantization()
     assert table.rows[0][1:] == ["float64", "float32", "uint8"]
     d = errata._quant_details()
