@@ -28,7 +28,7 @@ REUSE_MEMORY_TARGETS := check test scope-seconds portable-plain portable-avx2 tr
 $(REUSE_MEMORY_TARGETS): export MALLOC_MMAP_THRESHOLD_ := 1073741824
 $(REUSE_MEMORY_TARGETS): export MALLOC_TRIM_THRESHOLD_ := 4294967296
 
-.PHONY: book book-all check test scope-seconds test-portable portable-plain portable-avx2 train-check train-check-full train pdf serve api lab sync vendor vendor-refresh venv bench solutions assignments grade fuzz clean help
+.PHONY: book book-all check test scope-seconds test-portable portable-plain portable-avx2 train-check train-check-full train pdf serve api lab sync vendor vendor-refresh venv bench solutions assignments grade fuzz mutate clean help
 
 PORT ?= 8001
 # Opt-in, Linux: TORCH_INDEX=https://download.pytorch.org/whl/cpu installs the CPU-only torch wheel
@@ -62,6 +62,7 @@ help:
 	@echo "make lab     open the chapters in JupyterLab (.md opens as a notebook)"
 	@echo "make sync    re-execute every chapter and store its outputs in the .ipynb"
 	@echo "make fuzz    the HTTP service fuzzed from its OpenAPI schema, 10x make test's cases (nightly)"
+	@echo "make mutate  mutation score of the core (tools/mutate.py, mutmut; MUTANTS='course_lib.scratch.*' for some)"
 	@echo "make bench   print timings: notebooks, book build, test suite, attention speed"
 	@echo "make solutions  run every exercise's reference solution against its checker"
 	@echo "make vendor-refresh  update vendor/ (MathJax, mermaid) from npm after changing package.json"
@@ -172,6 +173,11 @@ train: venv
 # schemathesis from the app's OpenAPI schema, in process; prints requests, seconds, failures
 fuzz: venv
 	COURSE_FUZZ_SCALE=10 OMP_NUM_THREADS=1 $(BIN)/pytest -q -s tests/unit/test_service_fuzz.py -k fuzz_every
+
+# Mutation testing of the core the book's numbers rest on (tools/mutate.py, mutmut; not in make test or CI):
+# one worker, hours for all of it; MUTANTS='course_lib.scratch.*' runs some, MUTATE_ARGS=--report only prints
+mutate: venv
+	$(PY) tools/mutate.py $(MUTATE_ARGS) $(MUTANTS)
 
 bench: venv vendor
 	$(PY) tools/bench.py

@@ -1,0 +1,184 @@
+"""Mutation testing of the core the book's numbers rest on: ``make mutate`` (not in ``make test``, not in CI).
+
+mutmut 3 (pinned in requirements.txt; configured in pyproject.toml, ``[tool.mutmut]``)
+copies ``course_lib`` into ``mutants/``, plants one small change at a time in the
+functions of the core (an operator, a constant, a comparison, an argument) and runs
+the unit tests that cover the changed function (it maps tests to functions by
+tracing them once). A mutant is *killed* when a test fails, *times out* when the
+change makes the code loop (counted as detected, as mutmut counts it), *survives*
+when every test passes. A survivor is either a missing test or a change that
+cannot alter any result (an *equivalent* mutant, e.g. a buffer one row larger
+than it needs): those are listed, one per line with the reason, in
+``tools/mutation_equivalent.txt``, which this script reads.
+
+The score is the share of non-equivalent mutants that are detected (killed or
+timed out); the goal is 90 %. mutmut keeps each mutant's result in ``mutants/``
+and tests again only the functions whose code changed, so a run can be split
+module by module and the report combines them::
+
+    python tools/mutate.py                          # every module of the core, then the report
+    python tools/mutate.py 'course_lib.scratch.*'   # mutants of one area (mutmut's names, fnmatch)
+    python tools/mutate.py --report                 # the report of what mutants/ holds, no run
+    python tools/mutate.py --max-children 2         # mutmut's workers (default 1: a shared CPU)
+
+The mutated core (``only_mutate`` in pyproject.toml): ``course_lib/scratch/``,
+``models/{attention,layers,decoding,gpt}.py``, ``analysis/{edit,maxmatch}.py``,
+``training/{muon,averaging}.py``, ``repro.py``, and of ``course_lib/display`` only
+``check`` and ``check_close`` (:data:`CORE` names them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import fnmatch
+import json
+import os
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EQUIVALENT = ROOT / "tools" / "mutation_equivalent.txt"
+GOAL = 0.90
+
+CORE = (
+    "course_lib.scratch.*",
+    "course_lib.models.attention.*",
+    "course_lib.models.layers.*",
+    "course_lib.models.decoding.*",
+    "course_lib.models.gpt.*",
+    "course_lib.analysis.edit.*",
+    "course_lib.analysis.maxmatch.*",
+    "course_lib.training.muon.*",
+    "course_lib.training.averaging.*",
+    "course_lib.repro.*",
+    "course_lib.display.*",
+)
+"""mutmut's names of the mutants that count: module, then ``x_<function>`` or ``xǁ<Class>ǁ<method>``
+(of ``course_lib.display``, pyproject.toml's ``do_not_mutate_patterns`` leave only check, check_close, _truth)."""
+
+# mutmut's exit codes (mutmut/stats.py) grouped as the report counts them
+KILLED, TIMEOUT, SURVIVED, NO_TESTS, NOT_RUN = "killed", "timeout", "survived", "no tests", "not run"
+STATUS = {1: KILLED, 3: KILLED, 0: SURVIVED, 5: NO_TESTS, 33: NO_TESTS, 36: TIMEOUT, -24: TIMEOUT, 24: TIMEOUT,
+          152: TIMEOUT, 255: TIMEOUT, None: NOT_RUN}
+
+
+def check_layout() -> list[str]:
+    """The ``only_mutate`` paths of pyproject.toml; each must name at least one file (Muon moved, say)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["mutmut"]
+    missing = [p for p in config["only_mutate"] if not list(ROOT.glob(p))]
+    if missing:
+        raise SystemExit(f"pyproject.toml [tool.mutmut] only_mutate names files that do not exist: {missing}; "
+                         f"point it at where the modules live now")
+    tests = [a for a in config["pytest_add_cli_args_test_selection"] if a.endswith(".py")]
+    missing = [t for t in tests if not (ROOT / t).is_file()]
+    if missing:
+        raise SystemExit(f"pyproject.toml [tool.mutmut] pytest_add_cli_args_test_selection: no such file {missing}")
+    return config["only_mutate"]
+
+
+def read_equivalent(path: Path = EQUIVALENT) -> dict[str, str]:
+    """``{mutant id: reason}`` from ``path``: one ``<id> <reason>`` a line; ``#`` starts a comment."""
+    equivalent = {}
+    for n, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, _, reason = line.partition(" ")
+        if not reason.strip():
+            raise SystemExit(f"{path.name}:{n}: {name} has no reason; write why the mutant cannot change a result")
+        if name in equivalent:
+            raise SystemExit(f"{path.name}:{n}: {name} is listed twice")
+        equivalent[name] = reason.strip()
+    return equivalent
+
+
+def read_results(patterns) -> dict[str, tuple[str, str]]:
+    """``{mutant id: (status, source file)}`` of every mutant in ``mutants/`` matching one of ``patterns``."""
+    results = {}
+    for meta in sorted((ROOT / "mutants").glob("course_lib/**/*.py.meta")):
+        source = str(meta.relative_to(ROOT / "mutants")).removesuffix(".meta")
+        for name, code in json.loads(meta.read_text("utf-8"))["exit_code_by_key"].items():
+            if any(fnmatch.fnmatchcase(name, p) for p in patterns):
+                results[name] = (STATUS.get(code, f"suspicious (exit {code})"), source)
+    return results
+
+
+def report(results: dict, equivalent: dict, seconds: float | None) -> float | None:
+    """Print the figures; return the detected share of the non-equivalent mutants that ran."""
+    wrongly = sorted(n for n in equivalent if n in results and results[n][0] in (KILLED, TIMEOUT))
+    counts = collections.Counter(status for status, _ in results.values())
+    eq = sorted(n for n in equivalent if n in results and results[n][0] not in (KILLED, TIMEOUT, NOT_RUN))
+    ran = len(results) - counts[NOT_RUN]
+    detected = counts[KILLED] + counts[TIMEOUT]
+    judged = ran - len(eq)
+    score = detected / judged if judged else None
+    print(f"mutants in all:  {len(results)}")
+    print(f"  not run:       {counts[NOT_RUN]}")
+    print(f"  killed:        {counts[KILLED]}")
+    print(f"  timeouts:      {counts[TIMEOUT]}   (the change made the code loop: detected)")
+    print(f"  survived:      {counts[SURVIVED] + counts[NO_TESTS]}   ({counts[NO_TESTS]} of them covered by no test)")
+    print(f"  equivalent:    {len(eq)}   (of the survivors, listed in {EQUIVALENT.relative_to(ROOT)})")
+    others = {s: n for s, n in counts.items() if s not in (KILLED, TIMEOUT, SURVIVED, NO_TESTS, NOT_RUN)}
+    if others:
+        print(f"  other:         {others}")
+    if score is not None:
+        print(f"killed share of non-equivalent mutants: {detected}/{judged} = {100 * score:.1f} % "
+              f"(goal {100 * GOAL:.0f} %: {'met' if score >= GOAL else 'not met'})")
+    print(f"time: {seconds / 60:.1f} min" if seconds is not None else "time: not measured (--report)")
+    by_file = collections.defaultdict(collections.Counter)
+    for name, (status, source) in results.items():
+        by_file[source]["equivalent" if name in eq else status] += 1
+    print("\nby module (killed / timeout / survived / equivalent / not run):")
+    for source, c in sorted(by_file.items()):
+        print(f"  {source:40} {c[KILLED]:5} {c[TIMEOUT]:4} {c[SURVIVED] + c[NO_TESTS]:4} {c['equivalent']:4} "
+              f"{c[NOT_RUN]:5}")
+    survivors = sorted(n for n, (s, _) in results.items() if s in (SURVIVED, NO_TESTS) and n not in equivalent)
+    if survivors:
+        print(f"\n{len(survivors)} survivors: add a test that kills each, or list it as equivalent "
+              f"(python -m mutmut show <id> shows the change):")
+        for name in survivors:
+            print(f"  {name}")
+    if wrongly:
+        print(f"\nlisted as equivalent but killed (remove from the list): {', '.join(wrongly)}")
+    stale = sorted(set(equivalent) - set(results))
+    if stale and not any(results[n][0] == NOT_RUN for n in results):
+        print(f"\nlisted as equivalent but no such mutant (the code changed; remove them): {', '.join(stale)}")
+    return score
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("patterns", nargs="*", help="mutmut mutant names (fnmatch) to run; default: the core")
+    parser.add_argument("--max-children", type=int, default=1, help="mutmut's workers (default 1)")
+    parser.add_argument("--report", action="store_true", help="only report what mutants/ holds")
+    parser.add_argument("--fail-under", type=float, default=None, help="exit 1 below this percentage")
+    args = parser.parse_args(argv)
+    if args.max_children < 1:
+        parser.error(f"--max-children must be a positive integer, got {args.max_children}")
+    os.chdir(ROOT)
+    check_layout()
+    equivalent = read_equivalent()
+    patterns = args.patterns or list(CORE)
+    seconds = None
+    if not args.report:
+        env = {**os.environ, "COURSE_DATA": str(ROOT / "data"), "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children),
+                               *patterns], env=env)
+        seconds = time.perf_counter() - start
+        if done.returncode != 0:
+            print(f"mutmut run exited with {done.returncode}", file=sys.stderr)
+            return done.returncode
+    print()
+    score = report(read_results(patterns), equivalent, seconds)
+    if args.fail_under is not None and (score is None or 100 * score < args.fail_under):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
