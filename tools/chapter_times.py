@@ -154,16 +154,24 @@ def main(argv=None) -> int:
     for p in paths:
         if p.suffix != ".md" or not p.is_file():
             parser.error(f"files: {p} is not a chapter's .md file")
-    results = {}
+    results, failed = {}, []
     print(f"{'chapter':<28} {'words':>6} {'read min':>8} {'live s':>7}")
     for p in paths:
-        m = measure(p, execute=not args.reading_only)
+        try:
+            m = measure(p, execute=not args.reading_only)
+        except Exception as err:        # a notebook that fails is reported and not stored; the rest go on
+            failed.append(p.stem)
+            last = re.sub(r"\x1b\[[0-9;]*m", "", (str(err).strip().splitlines() or [""])[-1])[:200]
+            print(f"{p.stem:<28} FAILED: {type(err).__name__}: {last}", flush=True)
+            continue
         results[p.stem] = m
         print(f"{p.stem:<28} {m['reading_words']:>6} {m['reading_minutes']:>8.1f} "
               f"{m.get('live_seconds', float('nan')):>7.1f}", flush=True)
-    if args.store:
+    if args.store and results:
         print(f"stored in {store(results).relative_to(ROOT)} (and its row in data/README.md)")
-    return 0
+    if failed:
+        print(f"not measured (the notebook failed): {', '.join(failed)}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
