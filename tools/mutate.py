@@ -16,8 +16,9 @@ timed out); the goal is 90 %. mutmut keeps each mutant's result in ``mutants/``
 and tests again only the functions whose code changed, so a run can be split
 module by module and the report combines them::
 
-    python tools/mutate.py                          # every module of the core, then the report
-    python tools/mutate.py 'course_lib.scratch.*'   # mutants of one area (mutmut's names, fnmatch)
+    python tools/mutate.py                          # every mutant of the core without a result, the report
+    python tools/mutate.py 'course_lib.scratch.*'   # (again) the mutants of one area (mutmut's names, fnmatch)
+    python tools/mutate.py --survivors              # again the survivors not listed as equivalent
     python tools/mutate.py --report                 # the report of what mutants/ holds, no run
     python tools/mutate.py --max-children 2         # mutmut's workers (default 1: a shared CPU)
 
@@ -55,10 +56,11 @@ CORE = (
     "course_lib.training.muon.*",
     "course_lib.training.averaging.*",
     "course_lib.repro.*",
-    "course_lib.display.*",
+    "course_lib.display.x_check__mutmut_*",
+    "course_lib.display.x_check_close__mutmut_*",
+    "course_lib.display.x__truth__mutmut_*",
 )
-"""mutmut's names of the mutants that count: module, then ``x_<function>`` or ``xǁ<Class>ǁ<method>``
-(of ``course_lib.display``, pyproject.toml's ``do_not_mutate_patterns`` leave only check, check_close, _truth)."""
+"""mutmut's names of the mutants that count: module, then ``x_<function>`` or ``xǁ<Class>ǁ<method>``."""
 
 # mutmut's exit codes (mutmut/stats.py) grouped as the report counts them
 KILLED, TIMEOUT, SURVIVED, NO_TESTS, NOT_RUN = "killed", "timeout", "survived", "no tests", "not run"
@@ -155,6 +157,8 @@ def main(argv=None) -> int:
     parser.add_argument("patterns", nargs="*", help="mutmut mutant names (fnmatch) to run; default: the core")
     parser.add_argument("--max-children", type=int, default=1, help="mutmut's workers (default 1)")
     parser.add_argument("--report", action="store_true", help="only report what mutants/ holds")
+    parser.add_argument("--survivors", action="store_true",
+                        help="run again the survivors not listed as equivalent (after adding tests)")
     parser.add_argument("--fail-under", type=float, default=None, help="exit 1 below this percentage")
     args = parser.parse_args(argv)
     if args.max_children < 1:
@@ -163,12 +167,23 @@ def main(argv=None) -> int:
     check_layout()
     equivalent = read_equivalent()
     patterns = args.patterns or list(CORE)
+    # mutmut runs again every mutant it is given by name (with no name it would run all of
+    # course_lib/display): by default, the core's mutants that have no result yet
+    names = list(args.patterns)
+    if not names:
+        known = read_results(patterns)                # empty before the first run: then every core mutant
+        names = sorted(n for n, (s, _) in known.items() if s == NOT_RUN) if known else list(CORE)
+    if args.survivors:
+        names = sorted(n for n, (s, _) in read_results(patterns).items()
+                       if s in (SURVIVED, NO_TESTS) and n not in equivalent)
+    if not names and not args.report:
+        print("nothing to run: every mutant of the core has a result (--survivors runs the survivors again)")
     seconds = None
-    if not args.report:
+    if not args.report and names:
         env = {**os.environ, "COURSE_DATA": str(ROOT / "data"), "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children),
-                               *patterns], env=env)
+                               *names], env=env)
         seconds = time.perf_counter() - start
         if done.returncode != 0:
             print(f"mutmut run exited with {done.returncode}", file=sys.stderr)
