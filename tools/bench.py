@@ -18,12 +18,12 @@ Sections:
   minutes on a warm clone, all of it 25 minutes on 2 cores).
 - ``speed``: course_lib's multi-head attention relative to
   torch.nn.MultiheadAttention (both measured in the same run), the capstone
-  classifier's serving latency (p50/p95) and throughput, chapter 8's attention
+  classifier's serving latency (p50/p95) and throughput, chapter 10's attention
   variants (full, local, strided, linear) against sequence length (times, and
-  their ratios beside the counted multiply-adds, of one run), chapter 9's tiled
+  their ratios beside the counted multiply-adds, of one run), chapter 11's tiled
   attention against full attention (memory and time ratios of one run),
-  chapter 7's GPT generating with and without its KV cache (the speed-up of one
-  run), a training step of chapter 7's long Chinese GPT with AdamW and with Muon
+  chapter 8's GPT generating with and without its KV cache (the speed-up of one
+  run), a training step of chapter 9's long Chinese GPT with AdamW and with Muon
   (the whole step and the update alone, their ratios of one run), and the
   capstone as an HTTP service under a bounded loopback load
   (course_lib.service.loadtest: p50/p95/p99, requests/s, errors, server RSS growth).

@@ -1,6 +1,6 @@
-"""Wall-clock time of GPT generation with and without the KV cache (chapter 7).
+"""Wall-clock time of GPT generation with and without the KV cache (chapter 8).
 
-Chapter 7 proves that the cache changes nothing in the tokens and counts the
+Chapter 8 proves that the cache changes nothing in the tokens and counts the
 work it saves (token positions processed, a number that is the same on every
 machine). This script measures what that saving is worth in seconds on this
 machine, for two models:

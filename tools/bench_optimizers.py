@@ -1,6 +1,6 @@
-"""Wall-clock cost of a training step with AdamW and with Muon (chapter 7's long Chinese run).
+"""Wall-clock cost of a training step with AdamW and with Muon (chapter 9's long Chinese run).
 
-Chapter 7 compares ``ch07-gpt-peoples-daily-long`` (Muon for the block matrices, AdamW for the
+Chapter 9 compares ``ch07-gpt-peoples-daily-long`` (Muon for the block matrices, AdamW for the
 rest) with ``ch07-gpt-peoples-daily-long-adamw`` (AdamW alone) at the same number of steps, and
 prints the CPU time each run took on a shared machine. This script measures the cost of one step
 of each in the same run, on the recipes' GPT (``ZH_LONG_SIZE``) and batch (32 windows of 128

@@ -1,6 +1,6 @@
 """Dictionary maximum matching: the classic word segmenter without learning (chapter 7).
 
-Chapter 7 (``ch07_bert_gpt``, section *Word segmentation with an encoder*)
+Chapter 7 (``ch07_bert``, section *Word segmentation with an encoder*)
 segments People's Daily clauses with a BERT-style tagger and compares it with
 this baseline. The dictionary is the set of words of the training clauses
 (:func:`build_dictionary`); the longest word is the longest the data has.

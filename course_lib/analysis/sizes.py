@@ -1,6 +1,6 @@
 """How big are the famous Transformers, and where do their parameters go?
 
-Chapter 7 (``ch07_bert_gpt``) compares ViT, BERT and GPT-2 by size; chapter
+Chapter 7 (``ch07_bert``) compares ViT, BERT and GPT-2 by size; chapter
 6 (``ch06_vit``) asks what a ViT forward pass costs, next to ResNet-50. The published
 configurations are kept here as data, each with its source.
 :func:`build_on_meta` builds the book's own model from one of them on

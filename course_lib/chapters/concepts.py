@@ -85,8 +85,9 @@ class Concept:
             raise ValueError(f"{self.en}: functions must be dotted paths inside course_lib, got {self.functions}")
 
 
-CH02, CH03, CH04, CH05, CH06, CH07 = ("ch02_worked_qkv", "ch03_multi_head", "ch04_positional_encoding",
-                                      "ch05_transformer", "ch06_vit", "ch07_bert_gpt")
+CH02, CH03, CH04, CH05, CH06 = ("ch02_worked_qkv", "ch03_multi_head", "ch04_positional_encoding",
+                                "ch05_transformer", "ch06_vit")
+CH07, CH08, CH09 = "ch07_bert", "ch08_gpt", "ch09_training_lm"
 
 CONCEPTS: dict[str, Concept] = {
     "scaled_dot_product_attention": Concept(
@@ -187,24 +188,24 @@ CONCEPTS: dict[str, Concept] = {
         terms=(r"mask", r"掩码")),
     "gpt_causal_lm": Concept(
         "GPT's causal language model", "GPT 的因果语言模型",
-        formula=Loc(CH07, "GPT: predicting the next token"), code=Loc(CH07, "One block, in code"),
-        diagram=Loc(CH07, "GPT: predicting the next token"), words=Loc(CH07, "GPT: predicting the next token"),
+        formula=Loc(CH08, "GPT: predicting the next token"), code=Loc(CH08, "One block, in code"),
+        diagram=Loc(CH08, "GPT: predicting the next token"), words=Loc(CH08, "GPT: predicting the next token"),
         formula_has=r"\\prod_\{t=1\}\^\{T\} p_\\theta\(x_t \\mid",
         functions=("course_lib.labs.language_model.build_gpt",),
         calls=("lm.build_gpt",),
         terms=(r"causal", r"因果")),
     "muon": Concept(
         "Muon: orthogonalised momentum", "Muon：正交化的动量",
-        formula=Loc(CH07, "(ch07-muon)="), code=Loc(CH07, "(ch07-muon)="),
-        diagram=Loc(CH07, "(ch07-muon)="), words=Loc(CH07, "(ch07-muon)="),
+        formula=Loc(CH09, "(ch09-muon)="), code=Loc(CH09, "(ch09-muon)="),
+        diagram=Loc(CH09, "(ch09-muon)="), words=Loc(CH09, "(ch09-muon)="),
         formula_has=r"M_t = \\mu M_\{t-1\} \+ G_t.*U V\^\\top",
         functions=("course_lib.training.muon.newton_schulz", "course_lib.training.muon.Muon"),
         calls=("muon_lib.newton_schulz", "muon_lib.Muon"),
         terms=(r"orthogonal", r"正交")),
     "weight_averaging": Concept(
         "Averaging the weights: an exponential moving average", "权重平均：指数滑动平均",
-        formula=Loc(CH07, "(ch07-ema)="), code=Loc(CH07, "(ch07-ema)="),
-        diagram=Loc(CH07, "(ch07-ema)="), words=Loc(CH07, "(ch07-ema)="),
+        formula=Loc(CH09, "(ch09-ema)="), code=Loc(CH09, "(ch09-ema)="),
+        diagram=Loc(CH09, "(ch09-ema)="), words=Loc(CH09, "(ch09-ema)="),
         formula_has=r"\\bar W_t = \\beta\\, \\bar W_\{t-1\} \+ \(1 - \\beta\)\\, W_t",
         functions=("course_lib.training.averaging.ExponentialAverage",),
         calls=("ExponentialAverage",),

@@ -16,17 +16,17 @@
 - ``bert_lab``, ``folio``, ``finetune``: one BERT layer in full; Shakespeare's genres (First Folio)
   and the real pretrained MiniLM fine-tuned on them, against the same model from scratch (chapter 7);
 - ``language_model``, ``bpe``: small GPTs on Shakespeare (characters and byte-level BPE) and on
-  People's Daily (characters), against unigram and bigram baselines (chapter 7); the corpora
+  People's Daily (characters), against unigram and bigram baselines (chapter 8); the corpora
   and windows in ``language_model_data``, scores and sampling in ``language_model_eval``; a larger
   character GPT trained longer, with its held-out loss against compute, in ``language_model_long``, and
-  the larger People's Daily GPT in ``language_model_long_zh``;
+  the larger People's Daily GPT in ``language_model_long_zh`` (chapter 9);
 - ``segmenter``: People's Daily word segmentation by an encoder-only (BERT-style) tagger, against
   dictionary maximum matching (``course_lib.analysis.maxmatch``) (chapter 7);
 - ``textclf``, ``sentiment``, ``wordclass``, ``capstone``, ``compression``, ``serving``: the
   capstone's classifiers on real Chinese text (review sentiment; the part of speech of unseen
   words), their cheaper-attention variants, made smaller, served (chapter 8);
 - ``pretrain``, ``gpt_finetune``: the sentiment encoder pretrained as a masked LM on unlabelled text
-  (training reviews and People's Daily) then fine-tuned, and chapter 7's People's Daily GPT
+  (training reviews and People's Daily) then fine-tuned, and chapter 8's People's Daily GPT
   fine-tuned from its last token, against the same models from scratch (chapter 8);
 - ``modern``: rotary and ALiBi positions, pre-LN against post-LN (chapter 9);
 - ``speech``: a Speech Transformer on spoken digits in English and Mandarin, made offline with

@@ -1,4 +1,4 @@
-"""Chapter 7's BERT lab (``ch07_bert_gpt``): the tokenised bilingual sentences, and one BERT layer in full.
+"""Chapter 7's BERT lab (``ch07_bert``): the tokenised bilingual sentences, and one BERT layer in full.
 
 - :func:`load_data`: the bilingual sentences of ``data/sentiment_bilingual.tsv``
   as chapter 7 tokenises them (words for English, characters for Chinese;

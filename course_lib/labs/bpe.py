@@ -1,4 +1,4 @@
-"""Two ways to cut text into tokens for chapter 7's GPT (``ch07_bert_gpt``): characters, or
+"""Two ways to cut text into tokens for chapter 8's GPT (``ch08_gpt``): characters, or
 byte-level byte-pair encoding (BPE) trained with Hugging Face's ``tokenizers``.
 
 Both are *codecs* with the same small interface, so the lab treats them alike::
@@ -36,7 +36,7 @@ def _check_text(text, name: str = "text") -> str:
 
 
 class CharCodec:
-    """Characters as tokens (chapter 7).
+    """Characters as tokens (chapter 8).
 
     Args:
         train_text: the training text; its characters (seen at least
@@ -70,7 +70,7 @@ class CharCodec:
 
 
 class BPECodec:
-    """Byte-level BPE tokens, from a trained ``tokenizers.Tokenizer`` (chapter 7).
+    """Byte-level BPE tokens, from a trained ``tokenizers.Tokenizer`` (chapter 8).
 
     Args:
         tokenizer: a ``tokenizers.Tokenizer`` (from :func:`train_bpe`), or its
@@ -112,7 +112,7 @@ class BPECodec:
 
 
 def train_bpe(train_text: str, vocab_size: int) -> BPECodec:
-    """Train a byte-level BPE on ``train_text`` only (chapter 7).
+    """Train a byte-level BPE on ``train_text`` only (chapter 8).
 
     GPT-2's pre-tokenisation (split before spaces and punctuation, then map
     every byte to a printable symbol) followed by merges of the most frequent

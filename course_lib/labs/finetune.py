@@ -1,4 +1,4 @@
-"""Chapter 7's fine-tuning lab (``ch07_bert_gpt``): the real pretrained MiniLM on Shakespeare's genres.
+"""Chapter 7's fine-tuning lab (``ch07_bert``): the real pretrained MiniLM on Shakespeare's genres.
 
 The task is :mod:`course_lib.labs.folio` (two lines of a play -> comedy,
 history or tragedy; whole plays held out). The model is all-MiniLM-L6-v2

@@ -1,4 +1,4 @@
-"""Chapter 7's genre task (``ch07_bert_gpt``): which kind of play is a passage of Shakespeare from?
+"""Chapter 7's genre task (``ch07_bert``): which kind of play is a passage of Shakespeare from?
 
 The First Folio (1623), the first collected edition of Shakespeare's plays,
 sorts its 36 plays into *Comedies*, *Histories* and *Tragedies*. That

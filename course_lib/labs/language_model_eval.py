@@ -1,4 +1,4 @@
-"""Chapter 7's GPT lab, its scores (``ch07_bert_gpt``): held-out text scored, baselines, sampling.
+"""Chapter 8's GPT lab, its scores (``ch08_gpt``): held-out text scored, baselines, sampling.
 
 :func:`evaluate` scores the held-out text of a :class:`~course_lib.labs.language_model_data.TokenCorpus`
 (the targets of non-overlapping windows, each held-out token predicted once),
@@ -66,7 +66,7 @@ def _scores(nll: float, n: int, corpus: TokenCorpus) -> dict:
 
 @torch.no_grad()
 def evaluate_sliding(model, corpus: TokenCorpus, ctx: int, stride: int, batch: int = 32) -> dict:
-    """Score every held-out token once, from windows that overlap (chapter 7, eval mode).
+    """Score every held-out token once, from windows that overlap (chapter 9, eval mode).
 
     Window ``k`` reads ``val_ids[k stride : k stride + ctx]``. The first window scores
     all its targets; each later one only its last ``stride``, the targets no window
@@ -175,7 +175,7 @@ def sample(model, prompt_ids, max_new_tokens: int, temperature: float = 1.0, top
 
 
 def positions_processed(prompt_len: int, max_new_tokens: int, use_cache: bool) -> int:
-    """Token positions the model's forward passes process while generating (chapter 7's KV cache).
+    """Token positions the model's forward passes process while generating (chapter 8's KV cache).
 
     Without a cache, step ``i`` re-reads the whole prefix of ``prompt_len + i``
     tokens; with one, the first step reads the prompt and every later step

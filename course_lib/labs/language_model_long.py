@@ -1,4 +1,4 @@
-"""Chapter 7's GPT lab, the longer run (``ch07_bert_gpt``): a larger character GPT on Shakespeare.
+"""Chapter 9's longer run (``ch09_training_lm``): a larger character GPT on Shakespeare.
 
 The recipes of :mod:`course_lib.labs.language_model` train the small GPT
 (:data:`~course_lib.labs.language_model.GPT_SIZE`) for two and a half minutes.
@@ -10,7 +10,7 @@ re-scores the stored checkpoint exactly and retrains only the first
 :data:`CHECK_PREFIX` steps, comparing them with the stored curve.
 
 The run records, besides the training curve, the learning rate at every logged
-step and the held-out loss every :data:`HELD_OUT_EVERY` steps, for chapter 7's
+step and the held-out loss every :data:`HELD_OUT_EVERY` steps, for chapter 9's
 plot of loss against training compute (:func:`training_flops`). The loop itself, :func:`run_long`, also
 trains the longer Chinese run of :mod:`course_lib.labs.language_model_long_zh`.
 """
@@ -207,7 +207,7 @@ def rescore_long(directory=None) -> dict:
               data="a larger character-level GPT (context 128) on the same Shakespeare split as "
                    "ch07-gpt-shakespeare-char; evaluated on the same held-out text")
 def shakespeare_char_long_recipe(steps: int | None = None) -> dict:
-    """Chapter 7: the larger character GPT, trained for some ten minutes (``steps``: a prefix)."""
+    """Chapter 9: the larger character GPT, trained for some ten minutes (``steps``: a prefix)."""
     corpus = long_corpus()
     run = train_long(corpus, steps, log_every=50)
     out = {"curve": run["curve"], "lr": run["lr"], "held_out": run["held_out"], "model": run["model"]}

@@ -1,4 +1,4 @@
-"""Chapter 7's GPT lab, the longer Chinese runs (``ch07_bert_gpt``): a larger character GPT on People's Daily.
+"""Chapter 9's longer Chinese runs (``ch09_training_lm``): a larger character GPT on People's Daily.
 
 Recipe ``ch07-gpt-peoples-daily`` trains the small GPT for two and a half minutes and ends only a few
 per cent below the add-one bigram in bits per character. Three longer recipes read the same corpus, the
@@ -15,7 +15,7 @@ same initial weights on the same batches with the same schedule:
   stores the average.
 
 The goal set for them is :data:`ZH_GOAL` fewer bits per held-out character than the bigram
-(:func:`fewer_bits`). The first two fall short of it; chapter 7 shows why (by the end the training loss
+(:func:`fewer_bits`). The first two fall short of it; chapter 9 shows why (by the end the training loss
 still falls and the held-out loss hardly moves) and what the average buys. All three are long recipes
 like ``ch07-gpt-shakespeare-char-long`` and run through the same loop
 (:func:`course_lib.labs.language_model_long.run_long`): ``tools/train.py --check`` re-scores the stored
@@ -70,16 +70,16 @@ Tried on the AdamW run before (full 4000-step runs, one thread, against its 4.36
 cosine, 4.359; that line with a weight decay of 0.01, 4.376; windows drawn also from chapter 8's
 deduplicated reviews (1.29 million characters after the month's 1.85 million, two threads), 4.434; and
 on 1000-step runs, a peak rate of 2e-3, of 6e-3, or of 1.2e-2 with a warm-up of 100 steps, a weight
-decay of 0.3, and 2000 steps of 16 windows each, all ended higher. Chapter 7 shows how the reading of the
+decay of 0.3, and 2000 steps of 16 windows each, all ended higher. Chapter 9 shows how the reading of the
 held-out text (:func:`~course_lib.labs.language_model_eval.evaluate_sliding`) alone moves the result by
 more."""
 ZH_ADAMW_NAME = "ch07-gpt-peoples-daily-long-adamw"
-"""The same run with AdamW alone, the optimizer of every other run of the book: chapter 7's comparison."""
+"""The same run with AdamW alone, the optimizer of every other run of the book: chapter 9's comparison."""
 ZH_ADAMW_TRAIN = dict(steps=4000, lr=3e-3, warmup=50, optimizer="adamw", weight_decay=0.1, clip=1.0, seed=0)
 """The AdamW run's training: :data:`ZH_LONG_TRAIN` with AdamW for every weight (the same steps, schedule,
 weight decay, clipping, seed and batches)."""
 ZH_EMA_NAME = "ch07-gpt-peoples-daily-long-ema"
-"""The Muon run with its weights averaged: chapter 7's section on averaging the weights."""
+"""The Muon run with its weights averaged: chapter 9's section on averaging the weights."""
 ZH_EMA_TRAIN = dict(ZH_LONG_TRAIN, average={"decay": 0.998, "start": 1000})
 """The EMA run's training: :data:`ZH_LONG_TRAIN` (the same steps, batches, schedule and optimizer, so
 the same weights step by step), and from step 1000 on an exponential moving average of the weights with
@@ -212,7 +212,7 @@ def rescore_zh_ema(directory=None) -> dict:
 # the stored weights. For the AdamW run (more than twice the small model's share, short of 20 %) the
 # margins exceed these tolerances; for the Muon run they do not (0.5 points above the AdamW run, 0.3
 # below the goal), nor for the averaged run (0.2 points above the goal), so a full retraining on another
-# CPU could move those claims; chapter 7 says so.
+# CPU could move those claims; chapter 9 says so.
 _REGISTRATION = dict(chapter="ch07", check_prefix=ZH_CHECK_PREFIX, curve_tolerance=ZH_CURVE_TOLERANCE,
                      tolerance={"val_loss": 0.02, "bits_per_char": 0.03, "fewer_bits_than_bigram": 0.004})
 
@@ -221,7 +221,7 @@ _REGISTRATION = dict(chapter="ch07", check_prefix=ZH_CHECK_PREFIX, curve_toleran
               data="a larger character-level GPT (context 128) on the same People's Daily characters and split "
                    "as ch07-gpt-peoples-daily; evaluated on the same 200 held-out paragraphs")
 def peoples_daily_long_recipe(steps: int | None = None) -> dict:
-    """Chapter 7: the larger Chinese character GPT, trained with Muon for some twenty-two minutes on two
+    """Chapter 9: the larger Chinese character GPT, trained with Muon for some twenty-two minutes on two
     threads (``steps``: a prefix)."""
     return _recipe(ZH_LONG_TRAIN, steps)
 
@@ -230,7 +230,7 @@ def peoples_daily_long_recipe(steps: int | None = None) -> dict:
               data="the GPT of ch07-gpt-peoples-daily-long on the same characters, split, steps and batches, "
                    "trained with AdamW for every weight instead of Muon; evaluated on the same 200 held-out paragraphs")
 def peoples_daily_adamw_recipe(steps: int | None = None) -> dict:
-    """Chapter 7: the same GPT and run with AdamW alone (``steps``: a prefix)."""
+    """Chapter 9: the same GPT and run with AdamW alone (``steps``: a prefix)."""
     return _recipe(ZH_ADAMW_TRAIN, steps)
 
 
@@ -239,7 +239,7 @@ def peoples_daily_adamw_recipe(steps: int | None = None) -> dict:
                    "its weights averaged from step 1000 on (an exponential moving average, beta 0.998); "
                    "evaluated on the same 200 held-out paragraphs")
 def peoples_daily_ema_recipe(steps: int | None = None) -> dict:
-    """Chapter 7: the Muon run, its weights averaged (``steps``: a prefix)."""
+    """Chapter 9: the Muon run, its weights averaged (``steps``: a prefix)."""
     return _recipe(ZH_EMA_TRAIN, steps)
 
 

@@ -3,7 +3,7 @@ text, then fine-tuning for sentiment on exactly the split of :mod:`course_lib.la
 
 The unlabelled text (:func:`mlm_texts`) is the *training* reviews' text (never a held-out
 review, labels unused) and People's Daily, January 1998, without the last
-:data:`~course_lib.labs.language_model_data.ZH_HELD_OUT` paragraphs (chapter 7's held-out
+:data:`~course_lib.labs.language_model_data.ZH_HELD_OUT` paragraphs (chapter 8's held-out
 text), cut into pieces of ``MAX_LEN - 2`` characters. Every row is encoded with the
 sentiment classifier's own vocabulary (``capstone.load_reviews().vocab``), so the
 pretrained encoder drops into :func:`course_lib.labs.capstone.build`'s classifier as is::

@@ -1,6 +1,6 @@
 """Chapter 7's word segmenter: a BERT-style encoder tags every character of People's Daily 1998.
 
-Chapter 7 (``ch07_bert_gpt``, section *Word segmentation with an encoder*,
+Chapter 7 (``ch07_bert``, section *Word segmentation with an encoder*,
 label ``ch07-segmenter``) segments the clauses of
 :mod:`course_lib.labs.tagging_data` (one BMES tag per character; the same
 split and held-out clauses as chapter 5) with an **encoder only**: a small

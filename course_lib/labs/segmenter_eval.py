@@ -1,6 +1,6 @@
 """Chapter 7's word segmenter, its scores: word precision, recall and F1, OOV recall, wrong lengths.
 
-Chapter 7 (``ch07_bert_gpt``, label ``ch07-segmenter``) puts three kinds of
+Chapter 7 (``ch07_bert``, label ``ch07-segmenter``) puts three kinds of
 segmenter side by side on the same held-out People's Daily clauses: dictionary
 maximum matching (:mod:`course_lib.analysis.maxmatch`), chapter 5's
 encoder-decoder (:func:`encoder_decoder_metrics`) and the encoder-only tagger

@@ -1,6 +1,6 @@
 """Chinese word segmentation as sequence-to-sequence, on People's Daily 1998: the contrast of chapter 7.
 
-Chapter 7's section *Word segmentation: a tagging job* (``ch07_bert_gpt``, label
+Chapter 7's section *Word segmentation: a tagging job* (``ch07_bert``, label
 ``ch07-segmenter``) segments People's Daily with an encoder-only tagger
 (:mod:`course_lib.labs.segmenter`). This module is the other way to do it, the
 one chapter 5's encoder-decoder would take: generate one BMES tag per character

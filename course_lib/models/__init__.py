@@ -5,7 +5,7 @@ the same things on batches, with gradients, and copy weights from
 ``torch.nn`` where PyTorch has an equivalent.
 
 The four whole models take a frozen config dataclass, as nanoGPT does:
-``GPT(GPTConfig(...))`` (chapter 7), ``BERT(BERTConfig(...))`` (chapter 7),
+``GPT(GPTConfig(...))`` (chapter 8), ``BERT(BERTConfig(...))`` (chapter 7),
 ``Transformer(TransformerConfig(...))`` (chapter 5) and
 ``ViT(ViTConfig(...))`` (chapter 6). Keyword settings
 (``GPT(vocab_size=65, ...)``) build the same config; positional settings are

@@ -1,6 +1,6 @@
 """Copying Hugging Face weights into the book's models, name by name.
 
-Chapter 7 (``ch07_bert_gpt``) checks the book's BERT and GPT against
+Chapters 7 and 8 (``ch07_bert``, ``ch08_gpt``) check the book's BERT and GPT against
 ``transformers`` by loading the *same* weights into both
 (``tests/test_hf_equivalence.py`` does the same for ViT), and chapters 7
 and 8 run the pretrained all-MiniLM-L6-v2 in the book's BERT. The copy is

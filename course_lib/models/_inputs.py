@@ -5,7 +5,7 @@ PyTorch; a too-long sequence as a shape mismatch; a ``d_model`` that
 ``num_heads`` does not divide as a failed ``view`` at the first forward pass.
 These checks say instead which argument (or config field) is wrong and what
 was expected. The token checks serve BERT and GPT (chapter 7,
-``ch07_bert_gpt``) and the Transformer (chapter 5); :class:`ConfigChecks`
+``ch07_bert``, ``ch08_gpt``) and the Transformer (chapter 5); :class:`ConfigChecks`
 serves the frozen config dataclasses of GPT, BERT, the Transformer and ViT
 (``GPTConfig``, ...), which are built nanoGPT-style: ``GPT(GPTConfig(...))``.
 """

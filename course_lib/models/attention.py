@@ -11,7 +11,7 @@ Two details matter later in the book:
 - a query row whose mask is all False gets zero weights and a zero
   attention result (so the module outputs just ``out_proj``'s bias), not
   NaN: a padded query in chapter 5 can have nothing to look at;
-- :class:`KVCache` lets GPT (chapter 7) and the Transformer's greedy decoder
+- :class:`KVCache` lets GPT (chapter 8) and the Transformer's greedy decoder
   (chapter 5) project each position's keys and values only once.
 """
 
@@ -64,7 +64,7 @@ class KVCache:
     positions never change, so they are projected once and kept here; each
     step appends the new position's ``K`` and ``V`` and attends over all of
     them. Use one cache per attention layer and per generated batch
-    (chapter 7 shows why: each step then computes one row of attention
+    (chapter 8 shows why: each step then computes one row of attention
     instead of recomputing the whole ``L x L`` block; chapter 5's
     :meth:`~course_lib.models.Transformer.greedy_decode` uses it too).
 
@@ -82,7 +82,7 @@ class KVCache:
         return 0 if self.K is None else self.K.shape[-2]
 
     def update(self, K: torch.Tensor, V: torch.Tensor):
-        """Append new keys and values; return all cached ones (chapter 7).
+        """Append new keys and values; return all cached ones (chapter 8).
 
         Args:
             K: ``(B, num_heads, L_new, d_k)`` keys of the new positions.

@@ -1,4 +1,4 @@
-"""BERT, the bidirectional encoder of chapter 7 (``ch07_bert_gpt``).
+"""BERT, the bidirectional encoder of chapter 7 (``ch07_bert``).
 
 Each input token gets three embeddings, summed and normalised (Devlin et al.,
 2019, figure 2): a token embedding, a learned position embedding and a

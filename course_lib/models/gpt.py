@@ -1,4 +1,4 @@
-"""GPT, the causal decoder-only language model of chapter 7 (``ch07_bert_gpt``).
+"""GPT, the causal decoder-only language model of chapter 8 (``ch08_gpt``).
 
 A GPT-2 block is an encoder layer (pre-LN, tanh-GELU) whose self-attention
 is *causal*: position ``t`` may attend to positions ``0 .. t`` only, so the
@@ -7,11 +7,11 @@ model can be trained to predict token ``t + 1`` at every position at once
 LayerNorm and the language-model head, usually tied to the token embedding
 matrix, give the next-token logits.
 
-Generation appends one token at a time. Chapter 7 shows that the keys and
+Generation appends one token at a time. Chapter 8 shows that the keys and
 values of earlier positions never change, so a :class:`KVCache` per layer
 keeps them and each step only processes the newest token; the result is the
 same as recomputing everything (``tests/unit/test_gpt_cache.py`` checks it).
-Chapter 7 also trains small GPTs on Shakespeare (characters and byte-level
+Chapter 8 also trains small GPTs on Shakespeare (characters and byte-level
 BPE) and on People's Daily (characters), in :mod:`course_lib.labs.language_model`,
 and copies a Hugging Face GPT-2 with :meth:`GPT.from_hf`.
 
@@ -46,7 +46,7 @@ _HF_GPT2_LAYER = ("attn.q", "attn.k", "attn.v", "attn.c_proj",
 
 @dataclass(frozen=True)
 class GPTConfig(ConfigChecks):
-    """The settings of a :class:`GPT` (chapter 7). Defaults: GPT-2 small.
+    """The settings of a :class:`GPT` (chapter 8). Defaults: GPT-2 small.
 
     Args:
         vocab_size: number of token ids ``V`` (50257 for GPT-2).
@@ -86,7 +86,7 @@ class GPTConfig(ConfigChecks):
 
 
 class GPT(nn.Module):
-    """A GPT-2-style language model (chapter 7).
+    """A GPT-2-style language model (chapter 8).
 
     Args:
         config: a :class:`GPTConfig`. Instead of it, its fields may be given
@@ -121,7 +121,7 @@ class GPT(nn.Module):
             self.lm_head.weight = self.tok_emb.weight
 
     def new_cache(self) -> list[KVCache]:
-        """An empty cache for :meth:`forward`: one :class:`KVCache` per layer (chapter 7).
+        """An empty cache for :meth:`forward`: one :class:`KVCache` per layer (chapter 8).
 
         Returns:
             A list of ``num_layers`` empty caches; after a forward pass over
@@ -137,7 +137,7 @@ class GPT(nn.Module):
         return len(cache[0])
 
     def forward(self, input_ids: torch.Tensor, cache: list[KVCache] | None = None) -> torch.Tensor:
-        """Next-token logits at every position (chapter 7).
+        """Next-token logits at every position (chapter 8).
 
         Args:
             input_ids: token ids ``(B, L)``, ``offset + L <= max_len``. With a
@@ -167,7 +167,7 @@ class GPT(nn.Module):
     def generate(self, input_ids: torch.Tensor, max_new_tokens: int, temperature: float = 1.0,
                  top_k: int | None = None, generator: torch.Generator | None = None,
                  use_cache: bool = True) -> torch.Tensor:
-        """Sample a continuation token by token (chapter 7).
+        """Sample a continuation token by token (chapter 8).
 
         The model runs in eval mode (no dropout) during generation and its
         previous mode is restored afterwards.
@@ -224,7 +224,7 @@ class GPT(nn.Module):
                 GPT-2 does.
 
         Returns:
-            A :class:`GPT` in eval mode with the same weights (chapter 7
+            A :class:`GPT` in eval mode with the same weights (chapter 8
             compares the two models' outputs).
         """
         c = hf_model.config

@@ -1,6 +1,6 @@
 """Grouped-query attention (Ainslie et al., 2023): fewer keys and values than queries.
 
-When a decoder generates, its KV cache (chapter 7) stores a key and a value
+When a decoder generates, its KV cache (chapter 8) stores a key and a value
 per layer, per head and per token; for a large model and a long context that
 cache, not the weights, fills the accelerator. Grouped-query attention keeps
 ``num_heads`` query heads but only ``num_kv_heads`` key/value heads; each

@@ -136,7 +136,7 @@ class EncoderLayer(_Layer):
         norm_first, d_model.
 
     ``forward(x (B, L, d_model), mask=None)`` returns ``(x (B, L, d_model), weights)``.
-    BERT, GPT (chapter 7) and ViT (chapter 6) are stacks of this layer.
+    BERT (chapter 7), GPT (chapter 8) and ViT (chapter 6) are stacks of this layer.
     """
 
     _TORCH_CLASS = nn.TransformerEncoderLayer

@@ -10,7 +10,7 @@ equivariant), so each position ``pos`` gets a vector added to its embedding:
 - :class:`LearnedPositionalEncoding`, one trained vector per position, as in
   BERT, GPT-2 and ViT (chapters 6 and 7).
 
-Both take an ``offset``: during cached decoding (chapter 7) the new token
+Both take an ``offset``: during cached decoding (chapter 8) the new token
 sits at position ``offset = number of tokens already decoded``.
 """
 
@@ -89,7 +89,7 @@ class SinusoidalPositionalEncoding(_PositionalEncoding):
 class LearnedPositionalEncoding(_PositionalEncoding):
     """Learned positional embeddings, one trained vector per position (chapter 4).
 
-    BERT and GPT (chapter 7) and ViT (chapter 6) use them.
+    BERT (chapter 7), GPT (chapter 8) and ViT (chapter 6) use them.
 
     Args:
         d_model: width of the embeddings.

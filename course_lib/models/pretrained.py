@@ -1,4 +1,4 @@
-"""A real pre-trained BERT: all-MiniLM-L6-v2 (chapter 7, ``ch07_bert_gpt``, and the capstone, chapter 8).
+"""A real pre-trained BERT: all-MiniLM-L6-v2 (chapter 7, ``ch07_bert``, and the capstone, chapter 10).
 
 all-MiniLM-L6-v2 is a 6-layer, 384-wide BERT fine-tuned so that the *mean*
 of its output vectors is a sentence embedding: sentences with similar

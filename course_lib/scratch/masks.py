@@ -5,7 +5,7 @@ Two masks appear in the book:
 - a **padding mask** hides the ``<pad>`` positions that make sentences of
   different lengths fit in one batch (chapter 5, ``ch05_transformer``);
 - a **causal mask** hides the future, so that position ``i`` only sees
-  positions ``0..i`` (chapter 5, and GPT in chapter 7, ``ch07_bert_gpt``).
+  positions ``0..i`` (chapter 5, and GPT in chapter 8, ``ch08_gpt``).
 
 Shapes are chosen to broadcast against multi-head scores of shape
 ``(B, num_heads, L_q, L_k)``: a padding mask is ``(B, 1, 1, L_k)`` (the same

@@ -2,8 +2,8 @@
 
     loop.py       train(...), the one training loop; build_optimizers, logged_curve, and checking()
                   (tools/train.py --check of a long recipe)
-    muon.py       Muon, the optimizer of chapter 7's long Chinese run (train(optimizer="muon"))
-    averaging.py  ExponentialAverage, a moving average of a model's weights (chapter 7's averaged run)
+    muon.py       Muon, the optimizer of chapter 9's long Chinese run (train(optimizer="muon"))
+    averaging.py  ExponentialAverage, a moving average of a model's weights (chapter 9's averaged run)
 
 ``from course_lib import training; training.train(...)`` reads as before: this package re-exports
 the loop's public names. The optimizer and the average live in their own modules

@@ -1,4 +1,4 @@
-"""An exponential moving average of a model's weights (chapter 7, "Averaging the weights").
+"""An exponential moving average of a model's weights (chapter 9, "Averaging the weights").
 
 Late in a run the weights still move from step to step: each update follows one batch, and the
 batches disagree. The average
@@ -7,7 +7,7 @@ batches disagree. The average
 
 weighs the last ``1 / (1 − β)`` steps or so (β = 0.998: about 500) and so cancels much of that
 batch-to-batch noise. It costs one copy of the weights and one multiply-add per step, and it does not
-touch training: the run itself goes on with ``W``. Chapter 7's People's Daily GPT stores the average.
+touch training: the run itself goes on with ``W``. Chapter 9's People's Daily GPT stores the average.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Every model the book trains, in a notebook or in ``make train``, goes
 through :func:`train`: chapters 1, 3, 4, 5, 6, 7 and 8 call it with their own
 batches and loss. It is Adam, AdamW or Muon (:mod:`course_lib.training.muon`, for
-chapter 7's long Chinese run) with optional warm-up or any learning-rate
+chapter 9's long Chinese run) with optional warm-up or any learning-rate
 schedule, gradient-norm clipping, and a progress line every ``log_every`` steps.
 
 A live run in a notebook is not bit-identical on every CPU (see
@@ -50,7 +50,7 @@ def train(model, batches_fn: Callable[[int], object], loss_fn: Callable, steps: 
         optimizer: ``"adam"``, ``"adamw"``, or ``"muon"``: :class:`course_lib.training.muon.Muon` for the
             matrices inside the blocks and AdamW for the rest (:func:`course_lib.training.muon.split_for_muon`),
             both with the same weight decay; Muon's learning rate is ``muon_ratio`` times ``lr``
-            (chapter 7).
+            (chapter 9).
         weight_decay: the optimizer's weight decay (decoupled for AdamW;
             note that ``torch.optim.AdamW``'s own default is 0.01, this one's 0).
         betas, eps: Adam's moment coefficients and epsilon (chapter 5 uses

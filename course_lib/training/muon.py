@@ -1,4 +1,4 @@
-"""Muon: momentum made orthogonal before each step (chapter 7, the long Chinese run).
+"""Muon: momentum made orthogonal before each step (chapter 9, the long Chinese run).
 
 AdamW steps every weight on its own, scaled by that weight's gradient history. Muon
 (Jordan et al., 2024) treats a weight matrix ``W`` (``m × n``) as a matrix. It keeps a
@@ -13,7 +13,7 @@ replaced by five steps of a Newton–Schulz iteration (:func:`newton_schulz`), m
 products only: ``X ← a X + b (X Xᵀ) X + c (X Xᵀ)² X`` from ``X = D / ‖D‖_F``. Each step maps
 every singular value ``σ`` of ``X`` to ``p(σ) = a σ + b σ³ + c σ⁵`` and leaves ``U`` and ``V``
 alone; with ``(a, b, c) = (3.4445, −4.7750, 2.0315)`` five steps send every ``σ`` in
-``[0.01, 1]`` into ``[0.68, 1.14]`` (chapter 7 computes the band and draws the curves).
+``[0.01, 1]`` into ``[0.68, 1.14]`` (chapter 9 computes the band and draws the curves).
 
 The scale ``s = 0.2 · sqrt(max(m, n))`` (Liu et al., 2025, *Muon is Scalable for LLM
 Training*) gives the step about the root-mean-square size of an AdamW step, so the

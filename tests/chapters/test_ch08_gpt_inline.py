@@ -1,4 +1,4 @@
-"""Chapter 7's GPT written out in the page (``book/ch07_bert_gpt.md``, "One block, in code"):
+"""Chapter 8's GPT written out in the page (``book/ch08_gpt.md``, "One block, in code"):
 the code as printed computes what course_lib.models.GPT and PyTorch's own layers compute,
 its parameters carry the library's names (so the chapter's checkpoints load into it), and
 its KV cache ("The KV cache") changes no logit.
@@ -20,7 +20,7 @@ from torch.nn import functional as F
 from course_lib.labs import language_model as lm
 from course_lib.models import GPTConfig
 
-PAGE = Path(__file__).resolve().parents[2] / "book" / "ch07_bert_gpt.md"
+PAGE = Path(__file__).resolve().parents[2] / "book" / "ch08_gpt.md"
 
 
 def _cells():

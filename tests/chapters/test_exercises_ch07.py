@@ -4,9 +4,8 @@ message, and no learner code can make a checker raise."""
 import numpy as np
 import torch
 
-from course_lib.chapters.ch07.exercises import (check_bert_embedding_params, check_causal_mask,
-                                                check_mlm_masking, check_top_k, reference_mlm_masking,
-                                                reference_top_k)
+from course_lib.chapters.ch07.exercises import (check_bert_embedding_params, check_layer_params,
+                                                check_mlm_masking, reference_mlm_masking)
 from course_lib.models import mask_tokens
 from course_lib.analysis.sizes import build_on_meta
 from conftest import raises, returns_none, tolerance_test, wrong_submissions_test, never_raises_test
@@ -15,10 +14,6 @@ from conftest import raises, returns_none, tolerance_test, wrong_submissions_tes
 def _all_mask(ids, s, a, r, m, sp):
     sel = (s < 0.15) & ~np.isin(ids, list(sp))
     return np.where(sel, m, ids), np.where(sel, ids, -100)
-
-
-def _nan_probs(l, k, T):
-    return np.full(np.shape(l), np.nan)
 
 
 WRONG = {
@@ -33,23 +28,6 @@ WRONG = {
         (lambda ids, s, a, r, m, sp: tuple(x[..., :-1] for x in reference_mlm_masking(ids, s, a, r, m, sp)),
          r"wrong shape"),
         (raises, r"raised ValueError: boom"),
-        (returns_none, r"returned None"),
-    ]),
-    "top_k": (check_top_k, [
-        (lambda l, k, T: reference_top_k(l, k + 1, T), r"you kept 3 tokens: keep exactly the k = 2"),
-        (lambda l, k, T: reference_top_k(l, k, 1.0), r"temperature was not applied"),
-        (lambda l, k, T: np.exp(l) * 0 + 0.1, r"do not sum to 1|wrong value"),
-        (lambda l, k, T: reference_top_k(l, k, T)[..., :-1], r"wrong shape"),
-        (_nan_probs, r"NaN at position"),
-        (raises, r"raised ValueError"),
-        (returns_none, r"returned None"),
-    ]),
-    "causal": (check_causal_mask, [
-        (lambda L: np.triu(np.ones((L, L), bool)), r"the mask is transposed"),
-        (lambda L: np.tril(np.ones((L, L), bool), -1), r"off by one: the diagonal must be True"),
-        (lambda L: ~np.tril(np.ones((L, L), bool)), r"your mask is inverted"),
-        (lambda L: np.tril(np.ones((L, L + 1), bool)), r"wrong shape"),
-        (raises, r"raised ValueError"),
         (returns_none, r"returned None"),
     ]),
     "hand": (lambda fn: check_bert_embedding_params(fn()), [
@@ -67,8 +45,6 @@ test_wrong_submissions_get_the_right_message = wrong_submissions_test(WRONG)
 
 def test_right_answers_pass():
     assert check_mlm_masking(reference_mlm_masking).ok
-    assert check_top_k(reference_top_k).ok
-    assert check_causal_mask(lambda L: np.tril(np.ones((L, L), dtype=bool))).ok
     m = build_on_meta("BERT-base")
     n = sum(p.numel() for name, p in m.named_parameters()
             if name.split(".")[0] in ("tok_emb", "pos_emb", "seg_emb", "emb_norm"))
@@ -90,15 +66,7 @@ def test_reference_masking_is_the_library_rule():
     np.testing.assert_array_equal(labels.numpy(), ref[1])
 
 
-def test_reference_top_k_matches_gpt_generate_filtering():
-    logits = torch.randn(3, 9, generator=torch.Generator().manual_seed(2))
-    kth = torch.topk(logits / 0.7, 4).values[:, -1:]
-    filtered = (logits / 0.7).masked_fill(logits / 0.7 < kth, float("-inf"))
-    np.testing.assert_allclose(reference_top_k(logits.numpy(), 4, 0.7),
-                               torch.softmax(filtered, -1).numpy(), atol=1e-6)
-
-
-test_no_checker_ever_raises = never_raises_test(coding=(check_mlm_masking, check_top_k, check_causal_mask,), by_hand=(check_bert_embedding_params,))
+test_no_checker_ever_raises = never_raises_test(coding=(check_mlm_masking,), by_hand=(check_bert_embedding_params, check_layer_params))
 
 
 # --- near misses, live right answers, the tolerance pinned from both sides --------------------------
@@ -119,29 +87,6 @@ def _mlm_by_formula(ids, s, a, r, m, sp, *, specials=None, swap_random_keep=Fals
     return inputs, np.where(labelled, ids, -100)
 
 
-def _top_k_torch(logits, k, T):
-    z = torch.tensor(np.asarray(logits, dtype=float)) / T
-    kth = torch.topk(z, min(k, z.shape[-1]), dim=-1).values[..., -1:]
-    return torch.softmax(z.masked_fill(z < kth, float("-inf")), dim=-1).numpy()
-
-
-def _top_k_partition(logits, k, T):
-    """The k-th largest logit by np.partition: right while k <= V."""
-    z = np.asarray(logits, dtype=float) / T
-    kth = np.partition(z, -k, axis=-1)[..., -k:-k + 1 or None]
-    e = np.where(z >= kth, np.exp(z - z.max(axis=-1, keepdims=True)), 0.0)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def _top_k_smallest(logits, k, T):
-    """np.argsort ascending, its first k taken: the k smallest logits."""
-    z = np.asarray(logits, dtype=float) / T
-    keep = np.zeros(z.shape, bool)
-    np.put_along_axis(keep, np.argsort(z, axis=-1)[..., :k], True, axis=-1)
-    e = np.where(keep, np.exp(z - z.max(axis=-1, keepdims=True)), 0.0)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 NEAR_MISSES = {
     "mlm": (check_mlm_masking, [
         (lambda *args: _mlm_by_formula(*args, specials=(2, 3)),
@@ -151,17 +96,6 @@ NEAR_MISSES = {
         (lambda *args: _mlm_by_formula(*args, label_kept=False), r"the inputs are right but the labels are not"),
         (lambda ids, s, a, r, m, sp: _mlm_by_formula(ids, s, a, np.roll(r, 1, axis=-1), m, sp),
          r"\[every branch of the rule\] wrong value"),                          # random ids one position off
-    ]),
-    "top_k": (check_top_k, [
-        (_top_k_partition, r"\[k ≥ V keeps every token\] raised ValueError"),
-        (_top_k_smallest, r"\[one row, k = 2, T = 1\] wrong value"),
-        (lambda l, k, T: reference_top_k(l, max(k - 1, 1), T), r"\[one row, k = 2, T = 1\] wrong value"),
-        (lambda l, k, T: reference_top_k(l, k, 1 / T), r"\[a batch, k = 3, T = 0.5\] wrong value"),   # × T
-        (lambda l, k, T: np.where(reference_top_k(l, k, T) > 0, reference_top_k(l, V, T), 0.0),
-         r"\[one row, k = 2, T = 1\] the probabilities do not sum to 1"),       # not renormalised
-    ]),
-    "causal": (check_causal_mask, [
-        (lambda L: np.tril(np.ones((L, L), bool), 1), r"\[L = 3\] wrong value at position \(0, 1\)"),
     ]),
     "hand": (check_bert_embedding_params, [
         ((30000 + P + S) * D + 2 * D, r"wrong value at position \(\)"),       # "a 30k vocabulary"
@@ -175,13 +109,37 @@ test_near_misses_are_rejected = wrong_submissions_test(NEAR_MISSES)
 
 def test_live_right_answers_pass():
     assert check_mlm_masking(_mlm_by_formula).ok
-    assert check_top_k(_top_k_torch).ok
-    assert check_top_k(lambda l, k, T: (lambda p: p / p.sum(-1, keepdims=True))(_top_k_torch(l, k, 1.0) ** (1 / T))).ok
-    assert check_causal_mask(lambda L: np.arange(L)[None, :] <= np.arange(L)[:, None]).ok
     assert check_bert_embedding_params(BERT_EMB).ok
 
 
 test_the_tolerance_is_pinned = tolerance_test({
-    "top_k": (check_top_k, _top_k_torch, 1e-6),
     "hand": (check_bert_embedding_params, BERT_EMB, 0.5),
 })
+
+
+# --- one MiniLM layer by hand ----------------------------------------------------------------------
+
+D_MINI, F_MINI = 384, 1536
+LAYER = 4 * (D_MINI * D_MINI + D_MINI) + 2 * D_MINI * F_MINI + F_MINI + D_MINI + 4 * D_MINI
+
+LAYER_WRONG = {
+    "layer": (lambda fn: check_layer_params(fn()), [
+        (lambda: LAYER - 4 * D_MINI - F_MINI - D_MINI, r"the biases are missing"),
+        (lambda: LAYER - 4 * D_MINI, r"the two LayerNorms are missing"),
+        (lambda: LAYER - 2 * D_MINI, r"a LayerNorm has two vectors"),
+        (lambda: LAYER - D_MINI * D_MINI - D_MINI, r"W_O is missing"),
+        (lambda: LAYER + 1, r"wrong value at position \(\)"),
+        (lambda: "many", r"returned str, expected an array"),
+        (lambda: ..., r"not implemented yet"),
+    ]),
+}
+test_layer_mistakes_get_the_right_message = wrong_submissions_test(LAYER_WRONG)
+
+
+def test_layer_count_is_minilms():
+    """The hand count equals the parameters of the first layer of the real MiniLM in course_lib."""
+    from course_lib.models.pretrained import load_minilm
+    model, _ = load_minilm()
+    assert sum(p.numel() for p in model.layers[0].parameters()) == LAYER
+    assert check_layer_params(LAYER).ok
+    assert "expected" not in repr(check_layer_params(LAYER + 1))

@@ -18,7 +18,7 @@ from course_lib.labs import bert_lab
 from course_lib.models.layers import EncoderLayer
 from course_lib.models.pretrained import load_minilm
 
-CHAPTER = data_dir().parent / "book" / "ch07_bert_gpt.md"
+CHAPTER = data_dir().parent / "book" / "ch07_bert.md"
 
 
 @pytest.fixture(scope="module")

@@ -1,1 +1,1 @@
-"""Chapter 7: BERT and GPT (``ch07_bert_gpt``). Modules: source, errata, exercises."""
+"""Chapter 7: BERT (``ch07_bert``). Modules: source, errata, exercises."""

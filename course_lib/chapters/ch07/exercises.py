@@ -1,4 +1,4 @@
-"""Checkers for chapter 7's exercises (``ch07_bert_gpt``).
+"""Checkers for chapter 7's exercises (``ch07_bert``).
 
 Each ``check_*`` takes the learner's function (or answer), runs it on a few
 cases and returns a bilingual :class:`~course_lib.chapters._check.Verdict`;
@@ -10,14 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from .._check import Case, Verdict, check_by_hand, run_checker
-from ..ch05.exercises import check_causal_mask  # the same rule as chapter 5's, for a decoder-only model
 
-__all__ = ["check_mlm_masking", "check_top_k", "check_causal_mask",
-           "check_bert_embedding_params", "BERT_BASE", "reference_mlm_masking",
-           "reference_top_k"]
+__all__ = ["check_mlm_masking", "check_bert_embedding_params", "check_layer_params", "BERT_BASE",
+           "MINILM_LAYER", "reference_mlm_masking"]
 
 #: BERT-base's embedding sizes (Devlin et al., 2019; bert-base-uncased config).
 BERT_BASE = {"vocab_size": 30522, "max_len": 512, "type_vocab_size": 2, "d_model": 768}
+
+#: The sizes of one layer of all-MiniLM-L6-v2 (its config: hidden 384, intermediate 1536).
+MINILM_LAYER = {"d_model": 384, "d_ff": 1536}
 
 
 # ---------------------------------------------------------------- MLM masking
@@ -113,66 +114,6 @@ def check_mlm_masking(fn) -> Verdict:
     return run_checker("MLM masking · MLM 遮挡规则", fn, _mlm_cases())
 
 
-# ---------------------------------------------------------------- top-k sampling
-
-def reference_top_k(logits, k, temperature):
-    """Sampling probabilities: ``softmax(logits / temperature)`` over the ``k``
-    largest logits of each row, 0 elsewhere (ties at the k-th value are kept)."""
-    z = np.asarray(logits, dtype=float) / temperature
-    kth = np.sort(z, axis=-1)[..., ::-1][..., min(k, z.shape[-1]) - 1:min(k, z.shape[-1])]
-    z = np.where(z >= kth, z, -np.inf)
-    e = np.exp(z - z.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def _softmax(z):
-    e = np.exp(z - z.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def _top_k_diagnose(logits, k, temperature):
-    def check(got):
-        got = np.asarray(got, dtype=float)
-        if got.shape != np.shape(logits) or not np.isfinite(got).all():
-            return None
-        if np.allclose(got, reference_top_k(logits, k + 1, temperature), atol=1e-6) and \
-                k < np.shape(logits)[-1]:
-            return (f"you kept {k + 1} tokens: keep exactly the k = {k} largest",
-                    f"你保留了 {k + 1} 个词元：应只保留最大的 k = {k} 个")
-        if temperature != 1 and np.allclose(got, reference_top_k(logits, k, 1.0), atol=1e-6):
-            return ("the temperature was not applied: divide the logits by it before the softmax",
-                    "没有使用温度：softmax 之前要把 logits 除以温度")
-        if not np.allclose(got.sum(axis=-1), 1.0, atol=1e-6):
-            return ("the probabilities do not sum to 1: renormalise over the k kept tokens",
-                    "概率之和不为 1：要在保留的 k 个词元上重新归一化")
-        return None
-    return check
-
-
-def check_top_k(fn) -> Verdict:
-    """Check ``top_k_probs(logits, k, temperature)`` (chapter 7).
-
-    Args:
-        fn: returns the sampling distribution of the same shape as ``logits``
-            (``(V,)`` or ``(B, V)``): ``softmax(logits / temperature)``
-            restricted to the ``k`` largest logits of each row, zeros elsewhere.
-    """
-    rng = np.random.default_rng(3)
-    l1 = np.array([2.0, -1.0, 0.5, 3.0, 1.0])
-    l2 = rng.normal(size=(2, 6)) * 2
-    cases = []
-    for name_en, name_zh, args in (
-            ("one row, k = 2, T = 1", "一行，k = 2，T = 1", (l1, 2, 1.0)),
-            ("a batch, k = 3, T = 0.5", "一批，k = 3，T = 0.5", (l2, 3, 0.5)),
-            ("k = 1 is greedy", "k = 1 即贪心解码", (l1, 1, 1.0)),
-            ("k ≥ V keeps every token", "k ≥ V 保留全部词元", (l1, 10, 2.0))):
-        cases.append(Case(name_en, name_zh, args, reference_top_k(*args),
-                          "divide by T, keep the k largest logits (others get probability 0), "
-                          "softmax over those", "先除以 T，保留最大的 k 个 logits（其余概率为 0），"
-                          "再在它们上面做 softmax", diagnose=_top_k_diagnose(*args)))
-    return run_checker("top-k sampling · top-k 采样", fn, cases)
-
-
 # ---------------------------------------------------------------- BERT-base by hand
 
 def check_bert_embedding_params(answer) -> Verdict:
@@ -210,3 +151,43 @@ def check_bert_embedding_params(answer) -> Verdict:
                 "LayerNorm after it", "数一数嵌入层的每一张表（每个条目一行 768 个数）以及其后的 LayerNorm",
                 diagnose=diagnose, atol=0.5, reveal=False)
     return check_by_hand("BERT-base embeddings by hand · 手算 BERT-base 嵌入参数", answer, case)
+
+
+# ---------------------------------------------------------------- one MiniLM layer by hand
+
+def check_layer_params(answer) -> Verdict:
+    """Check a hand count of the parameters of one MiniLM layer (chapter 7).
+
+    Args:
+        answer: one integer: W_Q, W_K, W_V, W_O and their biases, the two
+            feed-forward layers and their biases, and the two LayerNorms (a
+            weight and a bias each); ``...`` means "not answered yet".
+    """
+    d, f = MINILM_LAYER["d_model"], MINILM_LAYER["d_ff"]
+    attention, ffn, norms = 4 * (d * d + d), (d * f + f) + (f * d + d), 4 * d
+    expected = np.array(float(attention + ffn + norms))
+    mistakes = {
+        4 * d * d + 2 * d * f + norms: ("the biases are missing: each of the six linear layers has one",
+                                        "少了偏置：六个线性层各有一个偏置"),
+        attention + ffn: ("the two LayerNorms are missing: a weight and a bias of 384 each",
+                          "少了两个 LayerNorm：各有 384 维的权重和偏置"),
+        attention + ffn + 2 * d: ("a LayerNorm has two vectors: a weight and a bias, and the layer has two LayerNorms",
+                                  "LayerNorm 有两个向量（权重和偏置），而这一层有两个 LayerNorm"),
+        3 * (d * d + d) + ffn + norms: ("W_O is missing: attention has four projections, W_Q, W_K, W_V and W_O",
+                                        "少了 W_O：注意力有四个投影，W_Q、W_K、W_V 和 W_O"),
+        attention + norms: ("the feed-forward network is missing: 384 × 1536 and 1536 × 384, with their biases",
+                            "少了前馈网络：384 × 1536 和 1536 × 384，以及它们的偏置"),
+    }
+
+    def diagnose(got):
+        try:
+            value = float(np.asarray(got, dtype=float))
+        except (TypeError, ValueError):
+            return None
+        return mistakes.get(int(value)) if value.is_integer() else None
+
+    case = Case("one MiniLM layer", "一个 MiniLM 层", (), expected,
+                "attention: four d × d matrices and four biases; feed-forward: d × d_ff and d_ff × d with "
+                "biases; two LayerNorms", "注意力：四个 d × d 矩阵和四个偏置；前馈网络：d × d_ff 和 d_ff × d 及其偏置；"
+                "两个 LayerNorm", diagnose=diagnose, atol=0.5, reveal=False)
+    return check_by_hand("one MiniLM layer by hand · 手算一个 MiniLM 层", answer, case)

@@ -1,0 +1,1 @@
+"""Chapter 9: training a language model well (``ch09_training_lm``). Modules: exercises."""
