@@ -20,8 +20,10 @@ What is measured
   with the CPU model, the core count and the date.
 
 ``--store`` writes ``data/chapter_times.json`` (chapters not measured this time keep their
-entries) and updates the file's size and SHA-256 in ``data/README.md``. Then re-sync the
-chapters whose line changed (``make sync FILES=book/<chapter>.md``).
+entries), updates the file's size and SHA-256 in ``data/README.md``, and writes each measured
+chapter's new opening line as the stored output of its opening cell (the one cell that calls
+``chapters.opening(...)``): that output is a function of the file alone, so the chapter need not be
+re-executed, and nbval checks it on the next run as every other output.
 """
 
 from __future__ import annotations
@@ -142,6 +144,26 @@ def store(results: dict, path: Path | None = None, readme: Path | None = None) -
     return path
 
 
+def patch_opening_output(ipynb: Path, chapter: str, path: Path | None = None) -> bool:
+    """Write ``chapter``'s opening line as the stored output of the cell of ``ipynb`` that calls
+    ``chapters.opening(``; True if it changed. A notebook without exactly one such cell is an error."""
+    import nbformat
+
+    from course_lib.chapters.opening import opening_line
+
+    ipynb = Path(ipynb)
+    nb = nbformat.read(ipynb, as_version=4)
+    cells = [c for c in nb.cells if c.cell_type == "code" and "chapters.opening(" in c.source]
+    if len(cells) != 1:
+        raise ValueError(f"ipynb: {ipynb.name} has {len(cells)} cells calling chapters.opening(...), expected 1")
+    want = [nbformat.v4.new_output("stream", name="stdout", text=opening_line(chapter, path) + "\n")]
+    if cells[0].outputs == want:
+        return False
+    cells[0].outputs = want
+    nbformat.write(nb, ipynb)
+    return True
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("files", nargs="*", help="chapters' .md files (default: every paired chapter)")
@@ -169,6 +191,10 @@ def main(argv=None) -> int:
               f"{m.get('live_seconds', float('nan')):>7.1f}", flush=True)
     if args.store and results:
         print(f"stored in {store(results).relative_to(ROOT)} (and its row in data/README.md)")
+        for p in paths:
+            if p.stem in results and "chapters.opening(" in p.read_text(encoding="utf-8"):
+                if patch_opening_output(p.with_suffix(".ipynb"), p.stem):
+                    print(f"  {p.with_suffix('.ipynb').relative_to(ROOT)}: its opening line's stored output")
     if failed:
         print(f"not measured (the notebook failed): {', '.join(failed)}")
     return 1 if failed else 0

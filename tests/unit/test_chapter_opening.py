@@ -94,3 +94,33 @@ def test_store_merges_and_updates_the_readme_row(tmp_path):
     readme.write_text("## Checksums\n", encoding="utf-8")
     with pytest.raises(ValueError, match="no checksum row"):
         chapter_times.store({}, path, readme)
+
+
+def _notebook(tmp_path, sources):
+    import nbformat
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="an old line\n")]
+    path = tmp_path / "ch05_transformer.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_store_writes_the_new_line_as_the_opening_cells_output(tmp_path):
+    """The opening cell's output is a function of the stored file: --store writes it, so the chapter
+    needs no re-execution (and nbval still compares it on the next run)."""
+    import nbformat
+    times = _write(tmp_path, {"ch05_transformer": ENTRY})
+    ipynb = _notebook(tmp_path, ['chapters.opening("ch05_transformer")', "x = 1"])
+    assert chapter_times.patch_opening_output(ipynb, "ch05_transformer", times) is True
+    cells = nbformat.read(ipynb, as_version=4).cells
+    assert cells[0].outputs == [nbformat.v4.new_output(
+        "stream", name="stdout", text=opening_line("ch05_transformer", times) + "\n")]
+    assert cells[1].outputs == []                                            # nothing else touched
+    assert chapter_times.patch_opening_output(ipynb, "ch05_transformer", times) is False   # already so
+
+
+def test_patching_needs_exactly_one_opening_cell(tmp_path):
+    times = _write(tmp_path, {"ch05_transformer": ENTRY})
+    for sources in (["x = 1"], ['chapters.opening("ch05")', 'chapters.opening("ch05")']):
+        with pytest.raises(ValueError, match="cells calling chapters.opening"):
+            chapter_times.patch_opening_output(_notebook(tmp_path, sources), "ch05_transformer", times)
