@@ -3,6 +3,8 @@
 Every expected value is worked out by hand in the comment beside it.
 """
 
+import pytest
+
 from course_lib.analysis import maxmatch as mm
 from course_lib.analysis.edit import alignment, levenshtein
 
@@ -40,3 +42,10 @@ def test_a_longest_word_past_the_end_of_the_text():
     # max_len 5 on a text of 2 characters: the whole text is tried first
     assert mm.forward_max_match("ab", {"ab"}, 5) == ["ab"]
     assert mm.backward_max_match("ab", {"ab"}, 5) == ["ab"]
+
+
+def test_dictionary_refuses_a_clause_given_as_a_string_and_says_so_first():
+    with pytest.raises(ValueError, match=r"^clauses\[1\] must be a non-empty list"):
+        mm.build_dictionary([["研究"], "生命"])
+    with pytest.raises(TypeError, match="^clauses must be an iterable of clauses"):
+        mm.build_dictionary("研究 生命")

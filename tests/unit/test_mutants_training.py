@@ -3,9 +3,11 @@
 Expected values are worked out by hand from the formulas in the modules' docstrings.
 """
 
+import pytest
 import torch
 
 from course_lib.training.averaging import ExponentialAverage
+from course_lib.training.muon import Muon, muon_scale, newton_schulz, split_for_muon
 
 
 def test_average_counts_its_updates_and_copy_to_writes_the_average():
@@ -20,3 +22,61 @@ def test_average_counts_its_updates_and_copy_to_writes_the_average():
     assert avg.updates == 2
     avg.copy_to(model)
     assert model.weight.item() == 3.5
+
+
+def test_muon_accepts_zero_momentum_and_weight_decay_and_its_bounds():
+    W = torch.nn.Parameter(torch.eye(2, dtype=torch.float64))
+    Muon([W], lr=0.1, momentum=0.0, weight_decay=0.0)             # [0, 1) and >= 0 include 0
+    Muon([W], lr=1, momentum=0.5)                                 # an int learning rate is a number
+    for name, kw in (("momentum", dict(lr=0.1, momentum=-0.1)), ("momentum", dict(lr=0.1, momentum=True)),
+                     ("lr", dict(lr=True)), ("weight_decay", dict(lr=0.1, weight_decay=True)),
+                     ("lr", dict(lr=-0.1)), ("lr", dict(lr="0.1"))):
+        with pytest.raises(ValueError, match=f"^{name} must be"):       # the message starts with the argument
+            Muon([W], **kw)
+
+
+def test_muon_skips_a_matrix_without_gradient_and_steps_the_next():
+    frozen = torch.nn.Parameter(torch.eye(2, dtype=torch.float64))
+    W = torch.nn.Parameter(torch.eye(2, dtype=torch.float64))
+    opt = Muon([frozen, W], lr=0.1, momentum=0.0)
+    G = torch.tensor([[1.0, 0.0], [0.0, 3.0]], dtype=torch.float64)
+    W.grad = G.clone()
+    opt.step()
+    assert torch.equal(frozen.detach(), torch.eye(2, dtype=torch.float64))
+    # momentum 0: D = G; the step is -lr * muon_scale * NS(G)
+    expected = torch.eye(2, dtype=torch.float64) - 0.1 * muon_scale((2, 2)) * newton_schulz(G)
+    torch.testing.assert_close(W.detach(), expected, rtol=0, atol=1e-12)
+
+
+def test_muon_step_returns_the_closures_loss():
+    W = torch.nn.Parameter(torch.ones(2, 2, dtype=torch.float64))
+    opt = Muon([W], lr=0.1)
+
+    def closure():
+        opt.zero_grad()
+        loss = (W ** 2).sum()                                    # 4 at W = 1
+        loss.backward()
+        return loss
+
+    assert opt.step(closure).item() == 4.0
+    assert W.grad is not None                                    # the closure ran with gradients on
+    assert opt.step() is None
+
+
+def test_split_for_muon_leaves_out_frozen_parameters():
+    model = torch.nn.Sequential(torch.nn.Embedding(5, 3), torch.nn.Linear(3, 4), torch.nn.Linear(4, 2))
+    model[2].weight.requires_grad_(False)
+    matrices, rest = split_for_muon(model)
+    assert [tuple(p.shape) for p in matrices] == [(4, 3)]
+    assert [tuple(p.shape) for p in rest] == [(5, 3), (4,), (2,)]
+
+
+def test_newton_schulz_of_a_zero_matrix_stays_zero_and_a_tall_one_keeps_its_shape():
+    assert torch.equal(newton_schulz(torch.zeros(3, 2, dtype=torch.float64)), torch.zeros(3, 2, dtype=torch.float64))
+    D = torch.tensor([[3.0, 0.0], [0.0, 4.0], [0.0, 0.0]], dtype=torch.float64)
+    out = newton_schulz(D, steps=1, eps=0.0)
+    # one step on the singular values 3/5 and 4/5 of D / ||D||_F = 5: p(s) = a s + b s^3 + c s^5
+    a, b, c = 3.4445, -4.7750, 2.0315
+    p = [a * s + b * s ** 3 + c * s ** 5 for s in (0.6, 0.8)]
+    expected = torch.tensor([[p[0], 0.0], [0.0, p[1]], [0.0, 0.0]], dtype=torch.float64)
+    torch.testing.assert_close(out, expected, rtol=0, atol=1e-12)
