@@ -49,3 +49,5 @@ def test_dictionary_refuses_a_clause_given_as_a_string_and_says_so_first():
         mm.build_dictionary([["研究"], "生命"])
     with pytest.raises(TypeError, match="^clauses must be an iterable of clauses"):
         mm.build_dictionary("研究 生命")
+    with pytest.raises(ValueError, match="^clauses must hold at least one clause"):
+        mm.build_dictionary([])

@@ -24,6 +24,23 @@ def test_average_counts_its_updates_and_copy_to_writes_the_average():
     assert model.weight.item() == 3.5
 
 
+def test_averaged_copy_holds_the_average_and_leaves_the_model_alone():
+    model = torch.nn.Linear(2, 1, bias=False)
+    model.register_parameter("count", torch.nn.Parameter(torch.tensor([7]), requires_grad=False))
+    with torch.no_grad():
+        model.weight.copy_(torch.tensor([[1.0, 3.0]]))
+    avg = ExponentialAverage(model, decay=0.75)
+    assert avg.names == ["weight"]                                 # the integer parameter is not averaged
+    with torch.no_grad():
+        model.weight.copy_(torch.tensor([[5.0, 7.0]]))
+    avg.update(model)                                              # 0.75 * [1, 3] + 0.25 * [5, 7] = [2, 4]
+    twin = avg.averaged_copy(model)
+    assert twin is not model
+    assert twin.weight.tolist() == [[2.0, 4.0]]
+    assert model.weight.tolist() == [[5.0, 7.0]]                   # the run's own weights go on unchanged
+    assert twin.count.tolist() == [7]
+
+
 def test_muon_accepts_zero_momentum_and_weight_decay_and_its_bounds():
     W = torch.nn.Parameter(torch.eye(2, dtype=torch.float64))
     Muon([W], lr=0.1, momentum=0.0, weight_decay=0.0)             # [0, 1) and >= 0 include 0
