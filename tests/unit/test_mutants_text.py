@@ -51,3 +51,10 @@ def test_dictionary_refuses_a_clause_given_as_a_string_and_says_so_first():
         mm.build_dictionary("研究 生命")
     with pytest.raises(ValueError, match="^clauses must hold at least one clause"):
         mm.build_dictionary([])
+
+
+def test_matchers_name_their_bad_argument_and_what_came():
+    with pytest.raises(ValueError, match="^max_len must be"):
+        mm.forward_max_match("ab", {"ab"}, 0)
+    with pytest.raises(TypeError, match="^dictionary must be a set of words, got list$"):
+        mm.backward_max_match("ab", ["ab"], 2)
