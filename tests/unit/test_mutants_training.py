@@ -41,6 +41,13 @@ def test_averaged_copy_holds_the_average_and_leaves_the_model_alone():
     assert twin.count.tolist() == [7]
 
 
+def test_average_says_what_came_instead_of_a_module():
+    with pytest.raises(TypeError, match="^model must be a torch.nn.Module, got OrderedDict$"):
+        ExponentialAverage(torch.nn.Linear(2, 2).state_dict(), 0.9)
+    with pytest.raises(ValueError, match="^model has no floating-point parameters to average"):
+        ExponentialAverage(torch.nn.Identity(), 0.9)
+
+
 def test_muon_accepts_zero_momentum_and_weight_decay_and_its_bounds():
     W = torch.nn.Parameter(torch.eye(2, dtype=torch.float64))
     Muon([W], lr=0.1, momentum=0.0, weight_decay=0.0)             # [0, 1) and >= 0 include 0
@@ -97,3 +104,12 @@ def test_newton_schulz_of_a_zero_matrix_stays_zero_and_a_tall_one_keeps_its_shap
     p = [a * s + b * s ** 3 + c * s ** 5 for s in (0.6, 0.8)]
     expected = torch.tensor([[p[0], 0.0], [0.0, p[1]], [0.0, 0.0]], dtype=torch.float64)
     torch.testing.assert_close(out, expected, rtol=0, atol=1e-12)
+
+
+def test_muon_scale_of_a_single_row_or_column():
+    # 0.2 * sqrt(max(m, n)): a (1, 4) or (4, 1) matrix is a matrix; (0, 4) is not
+    assert muon_scale((1, 4)) == muon_scale((4, 1)) == 0.2 * 2.0
+    with pytest.raises(ValueError, match=r"^shape must be that of a matrix \(m, n\), got \(0, 4\)"):
+        muon_scale((0, 4))
+    with pytest.raises(TypeError, match="^model must be a torch.nn.Module, got str$"):
+        split_for_muon("gpt")
