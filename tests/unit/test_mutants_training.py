@@ -54,7 +54,8 @@ def test_muon_accepts_zero_momentum_and_weight_decay_and_its_bounds():
     Muon([W], lr=1, momentum=0.5)                                 # an int learning rate is a number
     for name, kw in (("momentum", dict(lr=0.1, momentum=-0.1)), ("momentum", dict(lr=0.1, momentum=True)),
                      ("lr", dict(lr=True)), ("weight_decay", dict(lr=0.1, weight_decay=True)),
-                     ("lr", dict(lr=-0.1)), ("lr", dict(lr="0.1"))):
+                     ("lr", dict(lr=-0.1)), ("lr", dict(lr="0.1")), ("momentum", dict(lr=0.1, momentum=False)),
+                     ("ns_steps", dict(lr=0.1, ns_steps=0))):
         with pytest.raises(ValueError, match=f"^{name} must be"):       # the message starts with the argument
             Muon([W], **kw)
 
