@@ -28,6 +28,9 @@
 - ``pretrain``, ``gpt_finetune``: the sentiment encoder pretrained as a masked LM on unlabelled text
   (training reviews and People's Daily) then fine-tuned, and chapter 8's People's Daily GPT
   fine-tuned from its last token, against the same models from scratch (chapter 8);
+- ``pretrain_reviews``, ``label_efficiency``: that encoder pretrained on in-domain text (the training
+  reviews whole and People's Daily, a vocabulary covering both) and fine-tuned on 100 to all labelled
+  reviews, three seeds each, beside the n-grams on the same reviews: the label-efficiency curve (chapter 7);
 - ``modern``: rotary and ALiBi positions, pre-LN against post-LN (chapter 9);
 - ``speech``: a Speech Transformer on spoken digits in English and Mandarin, made offline with
   espeak-ng, with held-out voices (chapter 10); why its long strings fail (errors by position) in
