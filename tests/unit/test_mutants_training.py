@@ -114,3 +114,15 @@ def test_muon_scale_of_a_single_row_or_column():
         muon_scale((0, 4))
     with pytest.raises(TypeError, match="^model must be a torch.nn.Module, got str$"):
         split_for_muon("gpt")
+
+
+def test_newton_schulz_and_muon_say_what_came_and_where_it_belongs():
+    with pytest.raises(ValueError, match=r"^D must be a floating-point matrix \(m, n\), got \(3,\)$"):
+        newton_schulz(torch.ones(3))
+    with pytest.raises(ValueError, match=r"^D must be a floating-point matrix \(m, n\), got list$"):
+        newton_schulz([[1.0]])
+    with pytest.raises(ValueError, match="^steps must be"):
+        newton_schulz(torch.ones(2, 2), steps=0)
+    with pytest.raises(ValueError) as e:
+        Muon([torch.nn.Parameter(torch.ones(4))], lr=0.1)
+    assert str(e.value).endswith("(give it to AdamW: split_for_muon)")
