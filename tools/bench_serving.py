@@ -1,4 +1,4 @@
-"""Latency and throughput of course_lib.labs.serving.predict on chapter 8's classifier.
+"""Latency and throughput of course_lib.labs.serving.predict on chapter 10's classifier.
 
 Loads the capstone's sentiment classifier (checkpoint ``ch08-sentiment``, trained on
 real Chinese reviews), then calls ``predict`` one text at a time on 300 reviews
@@ -9,7 +9,7 @@ per second of this machine.
 ``--store`` also writes the measurement to ``data/bench/serving_latency.json``:
 every latency (ms, 4 decimals), p50, p95 and texts per second recomputed from
 those rounded values, the machine (CPU model, cores, threads, load average),
-the versions of Python and torch, the date and the command. Chapter 8 draws
+the versions of Python and torch, the date and the command. Chapter 10 draws
 that reference measurement and prints its numbers, so that what the page draws
 is checked by nbval; a reader's own machine is what this script measures.
 
@@ -95,7 +95,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     parser.add_argument("--store", action="store_true",
-                        help=f"also write data/{'/'.join(REFERENCE)} (chapter 8's reference measurement)")
+                        help=f"also write data/{'/'.join(REFERENCE)} (chapter 10's reference measurement)")
     args = parser.parse_args(argv)
     if args.threads < 1:
         parser.error(f"--threads must be >= 1, got {args.threads}")

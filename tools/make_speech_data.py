@@ -1,4 +1,4 @@
-"""Make chapter 10's spoken-digit data set, once: ``data/speech/digits.npz`` and two example wavs.
+"""Make chapter 12's spoken-digit data set, once: ``data/speech/digits.npz`` and two example wavs.
 
 Spoken digit strings (1 to 4 digits) in English and Mandarin, synthesised
 offline with Debian's ``espeak-ng`` (voice, variant, speed, pitch and word gap

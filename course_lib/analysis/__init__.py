@@ -5,8 +5,8 @@
 - ``scaling``: why scores are divided by sqrt(d_k) (chapter 3);
 - ``positional``: the geometry of sinusoidal position vectors (chapter 4);
 - ``rnn``: vanishing gradients and sequential time of an RNN (chapter 1);
-- ``mel``: log-mel features of audio, the input of the speech model (chapter 10);
+- ``mel``: log-mel features of audio, the input of the speech model (chapter 12);
 - ``maxmatch``: dictionary maximum-matching word segmentation, the baseline of chapter 7's tagger;
-- ``edit``: edit (Levenshtein) distance, behind chapter 5's phoneme and chapter 10's character error rates;
-- ``opcount``: the multiply-adds and the largest tensor of a PyTorch call, counted, not timed (chapter 8).
+- ``edit``: edit (Levenshtein) distance, behind chapter 5's phoneme and chapter 12's character error rates;
+- ``opcount``: the multiply-adds and the largest tensor of a PyTorch call, counted, not timed (chapter 10).
 """

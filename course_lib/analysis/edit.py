@@ -6,7 +6,7 @@ time. Chapter 5's phoneme error rate (:mod:`course_lib.labs.g2p_eval`) and chapt
 10's character error rate (:mod:`course_lib.labs.speech`) both divide its sum by the
 length of the references; each checks its own inputs before calling it.
 :func:`alignment` walks the same table back and says which edit each item took
-(chapter 10 counts its errors by position with it).
+(chapter 12 counts its errors by position with it).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Log-mel features of a waveform, in NumPy float64 (chapter 10, *Speech*).
+"""Log-mel features of a waveform, in NumPy float64 (chapter 12, *Speech*).
 
 A Speech Transformer does not read samples; it reads a log-mel spectrogram,
-one vector of ``n_mels`` numbers per frame (chapter 10)::
+one vector of ``n_mels`` numbers per frame (chapter 12)::
 
     wave (N,) --frames of win_length, every hop_length--> (T, win_length)
          --Hann window, |rfft|^2-->                       power (T, n_fft // 2 + 1)
@@ -50,7 +50,7 @@ def mel_to_hz(m):
 
 
 def mel_filterbank(sr: int, n_fft: int, n_mels: int, fmin: float = 0.0, fmax: float | None = None) -> np.ndarray:
-    """Triangular mel filters on the ``n_fft // 2 + 1`` bins of a real FFT (chapter 10).
+    """Triangular mel filters on the ``n_fft // 2 + 1`` bins of a real FFT (chapter 12).
 
     Args:
         sr: sample rate in Hz.
@@ -106,9 +106,9 @@ def power_spectrogram(wave, n_fft: int, hop_length: int, win_length: int | None 
 
 def log_mel(wave, sr: int, *, n_fft: int = 512, hop_length: int = 320, win_length: int = 400,
             n_mels: int = 40, fmin: float = 0.0, fmax: float | None = None, floor: float = 1e-10) -> np.ndarray:
-    """Log-mel spectrogram in dB, ``10 log10(power @ F.T + floor)`` (chapter 10).
+    """Log-mel spectrogram in dB, ``10 log10(power @ F.T + floor)`` (chapter 12).
 
-    The defaults are chapter 10's: at 16 kHz, 25 ms windows every 20 ms, 40 mel bands.
+    The defaults are chapter 12's: at 16 kHz, 25 ms windows every 20 ms, 40 mel bands.
 
     Args:
         wave: ``(N,)`` samples; sr: their rate in Hz; the rest as in

@@ -1,4 +1,4 @@
-"""The work and the memory of a PyTorch call, counted rather than timed (chapter 8).
+"""The work and the memory of a PyTorch call, counted rather than timed (chapter 10).
 
 Wall-clock time depends on the machine, on the kernels PyTorch picks for it
 and on whatever else runs beside it; what a call computes does not.
@@ -14,7 +14,7 @@ dispatches, with two of PyTorch's dispatch modes:
   the call created counts as that tensor).
 
 Both depend on shapes and dtypes only, so they are the same on every CPU,
-kernel path and thread count. Chapter 8 (*Attention for long sequences*)
+kernel path and thread count. Chapter 10 (*Attention for long sequences*)
 counts the attention variants of
 :mod:`course_lib.models.efficient_attention` with it.
 """
@@ -58,7 +58,7 @@ class _LargestCreated(TorchDispatchMode):
 
 
 def count_work(fn: Callable, *args, **kwargs) -> dict:
-    """Multiply-adds and the largest floating-point tensor of one call ``fn(*args, **kwargs)`` (chapter 8).
+    """Multiply-adds and the largest floating-point tensor of one call ``fn(*args, **kwargs)`` (chapter 10).
 
     The call runs once, under ``torch.no_grad()``. Only tensors among
     ``args`` and ``kwargs`` (at any depth of lists, tuples and dicts) count

@@ -122,6 +122,6 @@ LISTINGS = (
     Listing("attention", 6, "erratum", ("book/ch12_speech.md",),
             ("ch10-speech-missing-methods", "ch10-speech-no-mask", "ch10-speech-no-positions"),
             evidence="course_lib/chapters/ch12/source.py::SourceSpeechTransformer",
-            note_en="Examined and trained from in chapter 10 (speech).",
-            note_zh="在第 10 章（语音）中检验，并以它为起点训练模型。"),
+            note_en="Examined and trained from in chapter 12 (speech).",
+            note_zh="在第 12 章（语音）中检验，并以它为起点训练模型。"),
 )

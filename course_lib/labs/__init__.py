@@ -24,16 +24,16 @@
   dictionary maximum matching (``course_lib.analysis.maxmatch``) (chapter 7);
 - ``textclf``, ``sentiment``, ``wordclass``, ``capstone``, ``compression``, ``serving``: the
   capstone's classifiers on real Chinese text (review sentiment; the part of speech of unseen
-  words), their cheaper-attention variants, made smaller, served (chapter 8);
+  words), their cheaper-attention variants, made smaller, served (chapter 10);
 - ``pretrain``, ``gpt_finetune``: the sentiment encoder pretrained as a masked LM on unlabelled text
   (training reviews and People's Daily) then fine-tuned, and chapter 8's People's Daily GPT
-  fine-tuned from its last token, against the same models from scratch (chapter 8);
+  fine-tuned from its last token, against the same models from scratch (chapter 10);
 - ``pretrain_reviews``, ``label_efficiency``: that encoder pretrained on in-domain text (the training
   reviews whole and People's Daily, a vocabulary covering both) and fine-tuned on 100 to all labelled
   reviews, three seeds each, beside the n-grams on the same reviews: the label-efficiency curve (chapter 7);
-- ``modern``: rotary and ALiBi positions, pre-LN against post-LN (chapter 9);
+- ``modern``: rotary and ALiBi positions, pre-LN against post-LN (chapter 11);
 - ``speech``: a Speech Transformer on spoken digits in English and Mandarin, made offline with
-  espeak-ng, with held-out voices (chapter 10); why its long strings fail (errors by position) in
+  espeak-ng, with held-out voices (chapter 12); why its long strings fail (errors by position) in
   ``speech_errors``, its CTC head and joint decoding in ``speech_decode``, a longer run in ``speech_long``.
 
 Every model here trains through :func:`course_lib.training.train`. A lab past about 300 lines is

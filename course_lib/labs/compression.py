@@ -1,4 +1,4 @@
-"""Chapter 8's lab (``ch10_capstone``): making a trained model smaller, measured: int8 dynamic
+"""Chapter 10's lab (``ch10_capstone``): making a trained model smaller, measured: int8 dynamic
 quantisation and magnitude pruning.
 
 Dynamic int8 quantisation stores each ``nn.Linear`` weight ``W`` as int8 with one
@@ -25,7 +25,7 @@ __all__ = ["quantize_int8", "saved_size", "prune_linear", "linear_sparsity"]
 
 
 def quantize_int8(model: nn.Module) -> nn.Module:
-    """A copy of ``model`` whose ``nn.Linear`` layers use int8 weights (chapter 8).
+    """A copy of ``model`` whose ``nn.Linear`` layers use int8 weights (chapter 10).
 
     Uses ``torch.ao.quantization.quantize_dynamic`` (CPU inference only), with
     the integer kernels of ``torch.backends.quantized.engine`` (FBGEMM or
@@ -60,7 +60,7 @@ def quantize_int8(model: nn.Module) -> nn.Module:
 
 
 def saved_size(model: nn.Module, directory=None) -> int:
-    """Bytes of ``torch.save(model.state_dict())`` on disk (chapter 8).
+    """Bytes of ``torch.save(model.state_dict())`` on disk (chapter 10).
 
     Args:
         model: any module (quantised ones included).

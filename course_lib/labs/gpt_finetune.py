@@ -1,4 +1,4 @@
-"""Chapter 8's GPT classifier (``ch10_capstone``): chapter 8's People's Daily GPT fine-tuned for
+"""Chapter 10's GPT classifier (``ch10_capstone``): chapter 8's People's Daily GPT fine-tuned for
 sentiment, reading the hidden state of each review's last real token.
 
 Under a causal mask position ``t`` sees positions ``1 … t`` only, so the last real
@@ -42,7 +42,7 @@ READ = MAX_LEN - 2
 
 
 def last_token_pool(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """The hidden state of each row's last real token (chapter 8).
+    """The hidden state of each row's last real token (chapter 10).
 
     Args:
         h: hidden states ``(B, L, d)``.
@@ -71,7 +71,7 @@ def last_token_pool(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 class GPTClassifier(nn.Module):
-    """A GPT with a linear head on the last real token's hidden state (chapter 8).
+    """A GPT with a linear head on the last real token's hidden state (chapter 10).
 
     Args:
         gpt: a :class:`~course_lib.models.GPT`; its output layer is dropped (``lm_head``
@@ -128,7 +128,7 @@ def unk_share(vocab, texts) -> float:
 
 
 def gpt_reviews(meta: dict | None = None) -> TextData:
-    """Chapter 8's split (:func:`~course_lib.labs.capstone.load_reviews`), encoded for the GPT
+    """Chapter 10's split (:func:`~course_lib.labs.capstone.load_reviews`), encoded for the GPT
     (its vocabulary from :func:`gpt_vocab`, ``meta`` as there)."""
     split = load_reviews().split
     vocab = gpt_vocab(meta)
@@ -183,12 +183,12 @@ _DATA = ("on the training reviews of ch08-sentiment's split (first 62 characters
               data="chapter 7's People's Daily GPT (it loads checkpoint ch07-gpt-peoples-daily) fine-tuned for "
                    "sentiment from its last real token " + _DATA + " · 第 7 章的 GPT 读最后一个词元微调")
 def sentiment_gpt_recipe() -> dict:
-    """Chapter 8: the pretrained GPT fine-tuned for sentiment from its last token."""
+    """Chapter 10: the pretrained GPT fine-tuned for sentiment from its last token."""
     return _recipe(True)
 
 
 @repro.recipe(GPT_SCRATCH_NAME, chapter="ch08", tolerance={"accuracy": 0.035}, **CHECK,   # capstone.CHECK
               data="the same GPT classifier from random weights " + _DATA + " · 同一 GPT 分类器从随机权重训练")
 def sentiment_gpt_scratch_recipe() -> dict:
-    """Chapter 8: the same GPT classifier trained from random weights (the fair reading of the fine-tuning)."""
+    """Chapter 10: the same GPT classifier trained from random weights (the fair reading of the fine-tuning)."""
     return _recipe(False)

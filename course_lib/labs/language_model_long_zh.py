@@ -67,7 +67,7 @@ of 0.05, 4.350.
 
 Tried on the AdamW run before (full 4000-step runs, one thread, against its 4.364): a weight decay of
 0.3, 4.440; dropout 0.05, 4.413; the learning rate falling in a straight line to zero instead of the
-cosine, 4.359; that line with a weight decay of 0.01, 4.376; windows drawn also from chapter 8's
+cosine, 4.359; that line with a weight decay of 0.01, 4.376; windows drawn also from chapter 10's
 deduplicated reviews (1.29 million characters after the month's 1.85 million, two threads), 4.434; and
 on 1000-step runs, a peak rate of 2e-3, of 6e-3, or of 1.2e-2 with a warm-up of 100 steps, a weight
 decay of 0.3, and 2000 steps of 16 windows each, all ended higher. Chapter 9 shows how the reading of the

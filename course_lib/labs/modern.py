@@ -1,4 +1,4 @@
-"""Chapter 9's lab (``ch11_attention_today``): rotary and ALiBi positions on chapter 4's
+"""Chapter 11's lab (``ch11_attention_today``): rotary and ALiBi positions on chapter 4's
 previous-token task, and pre-LN against post-LN.
 
 **Extrapolation.** Chapter 4 (:mod:`course_lib.labs.extrapolation`) trains
@@ -60,7 +60,7 @@ class RelativeAttention(MultiHeadAttention):
     Same parameters as :class:`~course_lib.models.attention.MultiHeadAttention`;
     ``"rope"`` rotates each head's queries and keys by their positions before
     ``Q Kᵀ``; ``"alibi"`` adds ``−m_h · (i − j)`` to head ``h``'s scaled
-    scores. Nothing is added to the input. Chapter 9.
+    scores. Nothing is added to the input. Chapter 11.
     """
 
     def __init__(self, d_model: int, num_heads: int, positional: str):
@@ -99,7 +99,7 @@ class RelativeProbe(PositionProbe):
 
     Args:
         positional: ``"rope"`` or ``"alibi"``; the other arguments as for
-            ``PositionProbe``. Chapter 9.
+            ``PositionProbe``. Chapter 11.
     """
 
     def __init__(self, positional: str, vocab_size: int = 16, d_model: int = 32,
@@ -116,14 +116,14 @@ class RelativeProbe(PositionProbe):
 
 
 def make_probe(kind: str) -> PositionProbe:
-    """A fresh probe of one of :data:`KINDS` with chapter 4's sizes (seeded by the caller). Chapter 9."""
+    """A fresh probe of one of :data:`KINDS` with chapter 4's sizes (seeded by the caller). Chapter 11."""
     check_choice(kind, "kind", KINDS)
     sizes = {k: PROBE[k] for k in ("vocab_size", "d_model", "num_heads", "d_ff", "max_len")}
     return (PositionProbe if kind in ("sinusoidal", "learned") else RelativeProbe)(kind, **sizes)
 
 
 def probe_spans(acc: np.ndarray) -> dict:
-    """Mean accuracy over position ranges: ``seen`` 1–15, ``next`` 16–17, ``mid`` 18–31, ``far`` 32–63. Chapter 9."""
+    """Mean accuracy over position ranges: ``seen`` 1–15, ``next`` 16–17, ``mid`` 18–31, ``far`` 32–63. Chapter 11."""
     return {name: float(np.mean(acc[lo:hi])) for name, lo, hi in _SPANS}
 
 
@@ -134,7 +134,7 @@ def train_probe_live(kind: str, steps: int, reference: dict | None = None, log_e
     (the batches are drawn in order from one generator, so the first
     ``steps`` are the recipe's first ``steps``); ``reference`` is the
     recipe's stored curve, against which each progress line is banded.
-    Returns ``(model, losses)``. Chapter 9.
+    Returns ``(model, losses)``. Chapter 11.
     """
     steps = check_positive_int(steps, "steps")
     torch.manual_seed(PROBE["seed"])
@@ -153,7 +153,7 @@ def train_probe_live(kind: str, steps: int, reference: dict | None = None, log_e
 
 
 def load_probe(kind: str) -> PositionProbe:
-    """The trained probe of checkpoint ``ch09-probe-<kind>``, in float64, for evaluation. Chapter 9."""
+    """The trained probe of checkpoint ``ch09-probe-<kind>``, in float64, for evaluation. Chapter 11."""
     model = make_probe(kind)
     repro.load_checkpoint(f"ch09-probe-{kind}", model, dtype=torch.float64)
     return model
@@ -195,7 +195,7 @@ class NormStack(nn.Module):
     Args:
         norm_first: True for pre-LN (GPT-2, LLaMA), False for post-LN (2017).
 
-    Input ``(B, L)`` token ids, output ``(B, L, vocab_size)``. Chapter 9.
+    Input ``(B, L)`` token ids, output ``(B, L, vocab_size)``. Chapter 11.
     """
 
     def __init__(self, norm_first: bool, vocab_size: int = 16, d_model: int = 32, num_heads: int = 2,
@@ -219,20 +219,20 @@ class NormStack(nn.Module):
 
 
 def norm_batches(steps: int, seed: int = 0):
-    """``steps`` previous-token batches of :data:`NORM`'s size, drawn from ``seed``. Chapter 9."""
+    """``steps`` previous-token batches of :data:`NORM`'s size, drawn from ``seed``. Chapter 11."""
     g = torch.Generator().manual_seed(seed)
     return [previous_token_batch(NORM["batch_size"], NORM["L"], NORM["vocab_size"], g) for _ in range(steps)]
 
 
 def norm_loss(model, batch):
-    """Cross-entropy of the previous-token targets (position 0 has none). Chapter 9."""
+    """Cross-entropy of the previous-token targets (position 0 has none). Chapter 11."""
     ids, targets = batch
     V = NORM["vocab_size"]
     return F.cross_entropy(model(ids)[:, 1:].reshape(-1, V), targets[:, 1:].reshape(-1))
 
 
 def make_norm_stack(norm_first: bool) -> NormStack:
-    """A fresh :class:`NormStack` with :data:`NORM`'s sizes (seeded by the caller). Chapter 9."""
+    """A fresh :class:`NormStack` with :data:`NORM`'s sizes (seeded by the caller). Chapter 11."""
     return NormStack(norm_first, NORM["vocab_size"], NORM["d_model"], NORM["num_heads"], NORM["d_ff"],
                      NORM["num_layers"])
 
@@ -241,7 +241,7 @@ def train_norm_stack(norm_first: bool, steps: int | None = None, reference: dict
                      log_every: int | None = None, name: str = ""):
     """Train a :class:`NormStack` from seed :data:`NORM` ``["seed"]`` with Adam, no warm-up.
 
-    Returns ``(model, losses)``. Chapter 9.
+    Returns ``(model, losses)``. Chapter 11.
     """
     steps = NORM["steps"] if steps is None else steps
     torch.manual_seed(NORM["seed"])
@@ -254,7 +254,7 @@ def train_norm_stack(norm_first: bool, steps: int | None = None, reference: dict
 
 @torch.no_grad()
 def held_out_loss(model) -> float:
-    """Mean previous-token loss of ``model`` on 500 fresh sequences (seed 99). Chapter 9."""
+    """Mean previous-token loss of ``model`` on 500 fresh sequences (seed 99). Chapter 11."""
     g = torch.Generator().manual_seed(99)
     batch = previous_token_batch(500, NORM["L"], NORM["vocab_size"], g)
     return float(norm_loss(model, batch))

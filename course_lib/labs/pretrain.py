@@ -1,4 +1,4 @@
-"""Chapter 8's pretrained BERT (``ch10_capstone``): masked-LM pretraining on unlabelled Chinese
+"""Chapter 10's pretrained BERT (``ch10_capstone``): masked-LM pretraining on unlabelled Chinese
 text, then fine-tuning for sentiment on exactly the split of :mod:`course_lib.labs.capstone`.
 
 The unlabelled text (:func:`mlm_texts`) is the *training* reviews' text (never a held-out
@@ -63,10 +63,10 @@ def _pieces(paragraphs, size: int) -> list[str]:
 
 
 def mlm_texts(split=None) -> dict:
-    """The unlabelled texts of the pretraining (chapter 8).
+    """The unlabelled texts of the pretraining (chapter 10).
 
     Args:
-        split: a :class:`~course_lib.labs.textclf.SplitTexts`; None: chapter 8's
+        split: a :class:`~course_lib.labs.textclf.SplitTexts`; None: chapter 10's
             (``capstone.load_reviews().split``). Only ``split.train`` is read.
 
     Returns:
@@ -93,7 +93,7 @@ def mlm_rows(vocab, texts) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def mlm_loss(mlm: BertForMLM, inputs: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Masked-LM cross-entropy, the head applied at the chosen positions only (chapter 8).
+    """Masked-LM cross-entropy, the head applied at the chosen positions only (chapter 10).
 
     Equal to ``F.cross_entropy(mlm(inputs, attention_mask=mask).transpose(1, 2), labels)``
     (labels -100 elsewhere), without the vocabulary logits of the other 85 % of positions.
@@ -193,12 +193,12 @@ def rescore_mlm(directory=None) -> dict:
 # checkpoint to 1e-9 and compares the prefix's curve with CURVE_TOLERANCE.
 @repro.recipe(MLM_NAME, chapter="ch08", tolerance={"mlm_loss": 0.03, "mlm_accuracy": 0.01},
               check_prefix=CHECK_PREFIX, curve_tolerance=CURVE_TOLERANCE, rescore=rescore_mlm,
-              data="masked-LM pretraining of chapter 8's sentiment encoder on unlabelled text: the training "
+              data="masked-LM pretraining of chapter 10's sentiment encoder on unlabelled text: the training "
                    "reviews of ch08-sentiment's split (texts only, no held-out review) and People's Daily, "
                    "January 1998, without its last 200 paragraphs, in pieces of 62 characters; scored on "
                    "pieces of those 200 held-out paragraphs · 在无标注文本上做掩码语言模型预训练")
 def bert_mlm_recipe(steps: int | None = None) -> dict:
-    """Chapter 8: masked-LM pretraining of the sentiment classifier's encoder (``steps``: a prefix)."""
+    """Chapter 10: masked-LM pretraining of the sentiment classifier's encoder (``steps``: a prefix)."""
     run = pretrain(steps, log_every=100)
     out = {"model": run["model"], "curve": run["curve"], "lr": run["lr"]}
     if steps is None or steps == PRETRAIN["steps"]:
@@ -226,12 +226,12 @@ def build_pretrained(vocab_size: int, directory=None):
 # Measured: retrained under ATEN_CPU_CAPABILITY=default with SSE4.2 MKL (one thread) it gave 0.7700
 # against the stored 0.7705 (AVX2, one thread); the tolerance is ch08-sentiment's.
 @repro.recipe(PRETRAINED_NAME, chapter="ch08", tolerance={"accuracy": 0.02}, **CHECK,   # capstone.CHECK
-              data="chapter 8's sentiment classifier fine-tuned from ch08-bert-mlm's stored encoder (it loads "
+              data="chapter 10's sentiment classifier fine-tuned from ch08-bert-mlm's stored encoder (it loads "
                    "that checkpoint: retrain ch08-bert-mlm first) on the training reviews of ch08-sentiment's "
                    "split, same batches and schedule; evaluated on the same 2000 held-out reviews · "
                    "从 ch08-bert-mlm 微调的情感分类器")
 def sentiment_pretrained_recipe() -> dict:
-    """Chapter 8: the sentiment classifier fine-tuned from the pretrained encoder."""
+    """Chapter 10: the sentiment classifier fine-tuned from the pretrained encoder."""
     data = load_reviews()
     model = build_pretrained(len(data.vocab))
     losses = fit(model, data, TRAINING)

@@ -1,6 +1,6 @@
 """Chapters 7 and 8's small sentiment lab: the bilingual toy set and the small BERT classifier.
 
-Chapter 8 (``ch10_capstone``) builds its classifiers with :func:`build_classifier`
+Chapter 10 (``ch10_capstone``) builds its classifiers with :func:`build_classifier`
 and trains them on real reviews (:mod:`course_lib.labs.capstone`); chapter 7's
 BERT (:mod:`course_lib.labs.bert_lab`) and ``tools/bench_serving.py`` read the toy set below.
 
@@ -37,7 +37,7 @@ LABELS = ("negative · 负面", "positive · 正面")
 
 @dataclass
 class SentimentData:
-    """The sentiment set, encoded (chapter 8).
+    """The sentiment set, encoded (chapter 10).
 
     Attributes:
         train, test: the rows (dicts with ``split lang label text``).
@@ -60,7 +60,7 @@ class SentimentData:
 
 
 def load_sentiment(max_len: int = 24, min_freq: int = 1, path=None) -> SentimentData:
-    """Read, tokenize and encode the bilingual sentiment set (chapter 8).
+    """Read, tokenize and encode the bilingual sentiment set (chapter 10).
 
     Args:
         max_len: length of every encoded row, ``<cls>`` and ``<sep>`` included.
@@ -85,13 +85,13 @@ def load_sentiment(max_len: int = 24, min_freq: int = 1, path=None) -> Sentiment
 def build_classifier(vocab_size: int, d_model: int = 32, num_heads: int = 4, num_layers: int = 2,
                      max_len: int = 24, seed: int = 0, dropout: float = 0.1,
                      num_classes: int = 2) -> BertClassifier:
-    """A small BERT classifier with random weights (chapter 8).
+    """A small BERT classifier with random weights (chapter 10).
 
     Args:
         vocab_size: number of token ids; d_model, num_heads, num_layers: the
             encoder's size (``d_ff = 4 d_model``); max_len: learned positions.
         seed: ``torch.manual_seed`` before the weights are drawn.
-        num_classes: number of labels ``C`` (2 for sentiment; chapter 8's word
+        num_classes: number of labels ``C`` (2 for sentiment; chapter 10's word
             classes have 5).
 
     Returns:
@@ -107,7 +107,7 @@ def build_classifier(vocab_size: int, d_model: int = 32, num_heads: int = 4, num
 
 def train_classifier(model, X, M, y, steps: int = 200, batch_size: int = 32, lr: float = 2e-3,
                      seed: int = 0) -> list[float]:
-    """Train ``model`` with AdamW on random mini-batches (chapter 8).
+    """Train ``model`` with AdamW on random mini-batches (chapter 10).
 
     :func:`course_lib.training.train` with AdamW (weight decay 0.01, PyTorch's
     default) and no gradient clipping; PyTorch's global generator (dropout)

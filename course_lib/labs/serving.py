@@ -1,4 +1,4 @@
-"""Chapter 8's lab (``ch10_capstone``): serving a trained classifier: a ``predict`` function that
+"""Chapter 10's lab (``ch10_capstone``): serving a trained classifier: a ``predict`` function that
 never raises, a loader for the chapter's stored classifiers, and a latency benchmark.
 
 ``predict`` is the source documents' ``predict_api`` made safe: it checks the
@@ -30,7 +30,7 @@ def _error(message: str) -> dict:
 @torch.no_grad()
 def predict(text, model=None, vocab=None, max_len: int = 24, labels=("negative", "positive"),
             max_chars: int = MAX_CHARS) -> dict:
-    """Classify one text; the answer is always a dict (chapter 8).
+    """Classify one text; the answer is always a dict (chapter 10).
 
     Args:
         text: the input string (English, Chinese or mixed).
@@ -77,14 +77,14 @@ def predict(text, model=None, vocab=None, max_len: int = 24, labels=("negative",
 
 
 def load_classifier(name: str = "ch08-sentiment", dtype=torch.float64) -> dict:
-    """A stored chapter-8 classifier, ready for :func:`predict` (chapter 8).
+    """A stored chapter-10 classifier, ready for :func:`predict` (chapter 10).
 
     Rebuilds the model from the checkpoint's config (size, attention variant,
     classes) and its vocabulary from the token list stored there, so nothing
     but ``data/checkpoints/<name>.*`` is read.
 
     Args:
-        name: a checkpoint written by a chapter-8 recipe (``ch08-sentiment``,
+        name: a checkpoint written by a chapter-10 recipe (``ch08-sentiment``,
             ``ch08-sentiment-local``/``-strided``/``-linear``, ``ch08-wordclass``).
         dtype: the weights' dtype (float64: the same answers on every CPU).
 
@@ -97,7 +97,7 @@ def load_classifier(name: str = "ch08-sentiment", dtype=torch.float64) -> dict:
     from .sentiment import build_classifier
 
     if not isinstance(name, str) or not name.startswith("ch08-"):
-        raise ValueError(f"name must be a chapter-8 checkpoint such as 'ch08-sentiment', got {name!r}")
+        raise ValueError(f"name must be a chapter-10 checkpoint such as 'ch08-sentiment', got {name!r}")
     config = checkpoint_meta(name)["config"]
     if "vocab" not in config or "class_names" not in config:
         raise ValueError(f"checkpoint {name!r} stores no vocabulary and class names: not a served classifier")
@@ -127,7 +127,7 @@ def percentile(values, q: float) -> float:
 
 
 def benchmark(texts, repeats: int = 3, **predict_kwargs) -> dict:
-    """Latency of :func:`predict`, one text at a time (chapter 8).
+    """Latency of :func:`predict`, one text at a time (chapter 10).
 
     Args:
         texts: list of strings; each is predicted ``repeats`` times.

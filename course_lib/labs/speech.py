@@ -1,4 +1,4 @@
-"""Chapter 10's experiment (``ch12_speech``): a Speech Transformer that reads spoken digits.
+"""Chapter 12's experiment (``ch12_speech``): a Speech Transformer that reads spoken digits.
 
 Data (:func:`load_speech`): ``data/speech/digits.npz``, made once by
 ``tools/make_speech_data.py`` with espeak-ng (English and Mandarin, 1 to 4
@@ -8,7 +8,7 @@ heard in training (the variants ``+m3`` and ``+f4`` in every voice, and the
 Scottish English accent)::
 
     log-mel (T, 40) dB --(x + 40) / 20--> frames (B, T, 40)
-      --SpeechTransformer (chapter 10)-->  logits over <pad> <sos> <eos> <en> <zh> 0 … 9
+      --SpeechTransformer (chapter 12)-->  logits over <pad> <sos> <eos> <en> <zh> 0 … 9
     target: <sos> <en> 3 1 4 <eos>: the language first, then the digits
 
 Training (:func:`fit`, :data:`TRAINING`): AdamW with warm-up and cosine decay;
@@ -82,7 +82,7 @@ class SpeechData:
 
 @functools.lru_cache(maxsize=1)
 def load_speech() -> tuple[SpeechData, SpeechData, dict]:
-    """``(train, test, meta)`` from the committed ``data/speech/digits.npz`` (chapter 10).
+    """``(train, test, meta)`` from the committed ``data/speech/digits.npz`` (chapter 12).
 
     The file's SHA-256 is checked first; features are returned in dB
     (``q · 80 / 255 - 80``, float64). ``meta`` records espeak-ng's and sox's
@@ -116,7 +116,7 @@ def targets(digits: str, lang: str) -> list[int]:
 
 
 def batch(data: SpeechData, index, dtype=torch.float32):
-    """``(frames (B, T, 40), lengths (B,), tgt_in (B, L), tgt_out (B, L))``, right-padded (chapter 10)."""
+    """``(frames (B, T, 40), lengths (B,), tgt_in (B, L), tgt_out (B, L))``, right-padded (chapter 12)."""
     index = [int(i) for i in np.asarray(index).ravel()]
     if not index or min(index) < 0 or max(index) >= len(data):
         raise ValueError(f"index must hold positions in [0, {len(data)}), got {index[:5]}…")
@@ -139,12 +139,12 @@ def build(seed: int = 0, **overrides) -> SpeechTransformer:
 
 
 def loss_fn(model, b, ctc_weight: float | None = None):
-    """``(1 - λ) · cross-entropy of the decoder + λ · CTC of the encoder``, ``λ = TRAINING["ctc_weight"]`` (chapter 10).
+    """``(1 - λ) · cross-entropy of the decoder + λ · CTC of the encoder``, ``λ = TRAINING["ctc_weight"]`` (chapter 12).
 
     The CTC labels are what the decoder reads after ``<sos>``, ``tgt_in[:, 1:]`` without padding:
     the language token, the digits and, in every row shorter than the batch's longest (``tgt_in``
     is the padded target without its last column), ``<eos>``; ``<pad>`` is CTC's blank. The
-    stored ``ch12-speech`` was trained so; chapter 10 writes this loss out (``my_joint_loss``).
+    stored ``ch12-speech`` was trained so; chapter 12 writes this loss out (``my_joint_loss``).
     CTC uses ``F.ctc_loss``'s ``reduction="mean"`` (each loss over its label count, then the
     batch mean) with ``zero_infinity=True``; the cross-entropy is the mean over real target tokens.
     """
@@ -216,7 +216,7 @@ def cer(refs, hyps) -> float:
 
 
 def evaluate(model, data: SpeechData, hyps=None) -> dict:
-    """Held-out ``cer``, ``seq_acc`` (every digit right) and ``lang_acc`` (chapter 10)."""
+    """Held-out ``cer``, ``seq_acc`` (every digit right) and ``lang_acc`` (chapter 12)."""
     hyps = transcribe(model, data) if hyps is None else hyps
     refs = [str(d) for d in data.digits]
     return {"cer": cer(refs, [h for _, h in hyps]),
@@ -244,7 +244,7 @@ def _pooled(data: SpeechData, index) -> np.ndarray:
 
 
 def baselines(train_data: SpeechData, test: SpeechData) -> dict:
-    """The chapter's baselines on the held-out split (chapter 10).
+    """The chapter's baselines on the held-out split (chapter 12).
 
     Returns:
         ``majority_cer``: CER of always answering the most frequent training
@@ -280,7 +280,7 @@ _DATA = ("data/speech/digits.npz: espeak-ng 1.51 spoken digit strings (1-4 digit
 
 @recipe("ch10-speech", chapter="ch10", tolerance={"cer": 0.04, "seq_acc": 0.08}, data=_DATA)
 def speech_transformer() -> dict:
-    """Chapter 10's Speech Transformer on the spoken digits."""
+    """Chapter 12's Speech Transformer on the spoken digits."""
     train_data, test, meta = load_speech()
     model = build(0)
     losses = fit(model, train_data)

@@ -1,4 +1,4 @@
-"""Two more ways to read chapter 10's Speech Transformer: its CTC head alone, and CTC and decoder together.
+"""Two more ways to read chapter 12's Speech Transformer: its CTC head alone, and CTC and decoder together.
 
 :func:`ctc_transcribe` reads the encoder's CTC head (trained by the joint loss, unused by greedy
 decoding) greedily: the most likely symbol per encoder position, repeats merged, blanks

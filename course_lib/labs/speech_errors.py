@@ -1,4 +1,4 @@
-"""Why long digit strings fail (chapter 10): errors by string length, by position and by kind.
+"""Why long digit strings fail (chapter 12): errors by string length, by position and by kind.
 
 Each reference string is aligned with its transcript by the edit distance's cheapest script
 (:func:`course_lib.analysis.edit.alignment`)::
@@ -33,7 +33,7 @@ def _pairs(refs, hyps):
 
 
 def position_errors(refs, hyps, length: int) -> dict:
-    """Counts over the references of ``length`` digits (chapter 10).
+    """Counts over the references of ``length`` digits (chapter 12).
 
     Args:
         refs, hyps: digit strings said and written, one each per utterance.
@@ -65,7 +65,7 @@ def position_errors(refs, hyps, length: int) -> dict:
 
 
 def compounding(refs, hyps, length: int) -> dict:
-    """Observed sequence accuracy of the ``length``-digit strings against independent errors (chapter 10).
+    """Observed sequence accuracy of the ``length``-digit strings against independent errors (chapter 12).
 
     Returns:
         ``{"n", "position_acc": (length,) fraction kept right at each position, "digit_acc": all

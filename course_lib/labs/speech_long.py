@@ -1,4 +1,4 @@
-"""Chapter 10's longer run (recipe ``ch10-speech-long``) and the CTC head's own transcripts.
+"""Chapter 12's longer run (recipe ``ch10-speech-long``) and the CTC head's own transcripts.
 
 ``ch12-speech`` (:mod:`course_lib.labs.speech`) trains 700 steps, the chapter's live
 illustration. ``ch10-speech-long`` is the same model, data, batches, loss and schedule shape,
@@ -104,7 +104,7 @@ _DATA = ("data/speech/digits.npz (as ch10-speech): 2200 training utterances, 500
 @repro.recipe(LONG_NAME, chapter="ch10", tolerance={"cer": 0.04, "seq_acc": 0.08}, data=_DATA,
               check_prefix=CHECK_PREFIX, curve_tolerance=CURVE_TOLERANCE, rescore=rescore_long)
 def speech_long(steps: int | None = None) -> dict:
-    """Chapter 10's Speech Transformer trained for :data:`LONG_STEPS` steps (``steps``: a prefix)."""
+    """Chapter 12's Speech Transformer trained for :data:`LONG_STEPS` steps (``steps``: a prefix)."""
     train_data, test, _ = load_speech()
     run = train_long(train_data, steps)
     out = {"model": run["model"], "curve": run["curve"], "lr": run["lr"]}

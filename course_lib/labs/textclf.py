@@ -1,4 +1,4 @@
-"""Chapter 8's text-classification kit (``ch10_capstone``): an honest split, the encoded data,
+"""Chapter 10's text-classification kit (``ch10_capstone``): an honest split, the encoded data,
 a bag-of-n-grams baseline and the metrics, shared by the sentiment and the word-class tasks.
 
 ::
@@ -42,7 +42,7 @@ def _check_texts_labels(texts, labels):
 
 
 def dedupe(texts, labels) -> tuple[list[str], np.ndarray, dict]:
-    """Remove exact duplicate texts (chapter 8).
+    """Remove exact duplicate texts (chapter 10).
 
     A text that occurs several times with one label is kept once (its first
     occurrence); a text that occurs with two different labels is dropped
@@ -70,7 +70,7 @@ def dedupe(texts, labels) -> tuple[list[str], np.ndarray, dict]:
 
 @dataclass
 class SplitTexts:
-    """A deduplicated, stratified train/test split (chapter 8).
+    """A deduplicated, stratified train/test split (chapter 10).
 
     Attributes:
         train, test: the texts; y_train, y_test: their labels ``(N,)`` int64.
@@ -85,7 +85,7 @@ class SplitTexts:
 
 
 def split_texts(texts, labels, test_size, seed: int = 0) -> SplitTexts:
-    """Deduplicate, then split stratified by label with a fixed seed (chapter 8).
+    """Deduplicate, then split stratified by label with a fixed seed (chapter 10).
 
     Args:
         texts, labels: as in :func:`dedupe`.
@@ -117,7 +117,7 @@ def split_texts(texts, labels, test_size, seed: int = 0) -> SplitTexts:
 
 @dataclass
 class TextData:
-    """A split, encoded for a BERT classifier (chapter 8).
+    """A split, encoded for a BERT classifier (chapter 10).
 
     Attributes:
         split: the :class:`SplitTexts` (texts before truncation).
@@ -142,7 +142,7 @@ class TextData:
 
 def encode_split(split: SplitTexts, class_names, max_len: int, min_freq: int = 1,
                  vocab: Vocab | None = None) -> TextData:
-    """Build the vocabulary on ``split.train`` and encode both sides (chapter 8).
+    """Build the vocabulary on ``split.train`` and encode both sides (chapter 10).
 
     Tokens are :func:`course_lib.text.tokenize`'s: one Chinese character each,
     English words whole. Every text becomes ``<cls> tokens <sep>`` padded or cut
@@ -177,7 +177,7 @@ def encode_split(split: SplitTexts, class_names, max_len: int, min_freq: int = 1
 
 
 def ngram_baseline(texts, labels, ngram_range=(1, 2), C: float = 4.0):
-    """A bag of character n-grams and a logistic regression, fitted (chapter 8).
+    """A bag of character n-grams and a logistic regression, fitted (chapter 10).
 
     TF-IDF of every character n-gram with ``n`` in ``ngram_range`` (sub-linear
     term frequency, n-grams seen in fewer than 2 training texts dropped), then
@@ -219,7 +219,7 @@ def ngram_baseline(texts, labels, ngram_range=(1, 2), C: float = 4.0):
 
 
 def confusion(y_true, y_pred, num_classes: int) -> np.ndarray:
-    """Counts ``(C, C)``: row = true class, column = predicted class (chapter 8)."""
+    """Counts ``(C, C)``: row = true class, column = predicted class (chapter 10)."""
     t = np.asarray(y_true).ravel()
     p = np.asarray(y_pred).ravel()
     if t.shape != p.shape:
@@ -231,7 +231,7 @@ def confusion(y_true, y_pred, num_classes: int) -> np.ndarray:
 
 
 def scores(y_true, y_pred, num_classes: int) -> dict:
-    """Accuracy, per-class F1, macro-F1 and the confusion matrix (chapter 8).
+    """Accuracy, per-class F1, macro-F1 and the confusion matrix (chapter 10).
 
     For class ``c``: precision = TP / predicted c, recall = TP / true c,
     ``F1 = 2 TP / (2 TP + FP + FN)`` (0 when the class is never true nor
@@ -253,7 +253,7 @@ def scores(y_true, y_pred, num_classes: int) -> dict:
 
 def fit(model, data: TextData, training: dict, *, steps: int | None = None, log_every: int | None = None,
         reference: dict | None = None, rel: float = 0.25, log_decimals: int = 3, name: str = "") -> list[float]:
-    """Train ``model`` on ``data``'s training side with :func:`course_lib.training.train` (chapter 8).
+    """Train ``model`` on ``data``'s training side with :func:`course_lib.training.train` (chapter 10).
 
     AdamW (weight decay 0.01), linear warm-up to a constant learning rate,
     gradient clipping, random mini-batches drawn with ``training["seed"]``:
@@ -302,13 +302,13 @@ EVAL_BATCH = 256
 keeps texts apart), so the probabilities are those of one pass over the whole set: for every
 classifier the course stores, to the last bit on the machine where this was measured; at worst a
 few units of the last place apart, as one pass on another CPU is. The batches bound the memory:
-chapter 8's local-attention model, scoring its held-out reviews in one pass, took its process to
+chapter 10's local-attention model, scoring its held-out reviews in one pass, took its process to
 1.4 GB; in batches to 0.6 GB, in a fifth less time."""
 
 
 @torch.no_grad()
 def evaluate(model, data: TextData) -> dict:
-    """Held-out scores of ``model`` on a float64 copy: the same on every CPU (chapter 8).
+    """Held-out scores of ``model`` on a float64 copy: the same on every CPU (chapter 10).
 
     The held-out texts go through the model :data:`EVAL_BATCH` at a time.
 

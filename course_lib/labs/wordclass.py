@@ -1,4 +1,4 @@
-"""Chapter 8's multi-class task (``ch10_capstone``): the word class of an unseen Chinese word,
+"""Chapter 10's multi-class task (``ch10_capstone``): the word class of an unseen Chinese word,
 from its characters, on People's Daily (January 1998).
 
 The corpus (:func:`course_lib.corpora.peoples_daily_tagged`) is segmented into
@@ -49,7 +49,7 @@ LOG_EVERY = 50
 
 
 def word_classes(paragraphs, tags=TAGS, min_share: float = MIN_SHARE) -> tuple[list[str], list[int], dict]:
-    """Label each word type with its dominant tag (chapter 8).
+    """Label each word type with its dominant tag (chapter 10).
 
     Args:
         paragraphs: lists of ``(word, tag)`` pairs.
@@ -90,7 +90,7 @@ def word_classes(paragraphs, tags=TAGS, min_share: float = MIN_SHARE) -> tuple[l
 
 @functools.lru_cache(maxsize=1)
 def load_word_classes() -> TextData:
-    """The labelled word types of People's Daily, split by type and encoded (chapter 8); cached.
+    """The labelled word types of People's Daily, split by type and encoded (chapter 10); cached.
 
     ``split.info`` adds :func:`word_classes`'s counts (``"types"``, ``"mixed"``, ``"other_tags"``).
     """
@@ -103,12 +103,12 @@ def load_word_classes() -> TextData:
 
 
 def build(vocab_size: int):
-    """The word-class Transformer with random weights (:data:`MODEL`, 5 classes, chapter 8)."""
+    """The word-class Transformer with random weights (:data:`MODEL`, 5 classes, chapter 10)."""
     return build_classifier(vocab_size, max_len=MAX_LEN, num_classes=len(TAGS), **MODEL)
 
 
 def train_words(model, data: TextData, **kwargs) -> list[float]:
-    """:func:`course_lib.labs.textclf.fit` with :data:`TRAINING` (chapter 8); ``kwargs`` as there."""
+    """:func:`course_lib.labs.textclf.fit` with :data:`TRAINING` (chapter 10); ``kwargs`` as there."""
     return fit(model, data, TRAINING, **kwargs)
 
 
@@ -122,7 +122,7 @@ def train_words(model, data: TextData, **kwargs) -> list[float]:
              "among n, v, a, d, ns; 80% of the types for training, evaluated on the 20% never seen · "
              "《人民日报》1998 年 1 月语料中词性单一的词（n、v、a、d、ns）；80% 的词用于训练，在从未见过的 20% 上评估")
 def wordclass() -> dict:
-    """Chapter 8's multi-class Transformer: the word class of an unseen word from its characters."""
+    """Chapter 10's multi-class Transformer: the word class of an unseen word from its characters."""
     data = load_word_classes()
     model = build(len(data.vocab))
     losses = train_words(model, data)

@@ -14,7 +14,7 @@ refused.
 Two more models live in their own modules, imported as such:
 ``course_lib.models.clip`` (``CLIP(CLIPConfig(...))``, the contrastive
 image-text model of chapter 6) and ``course_lib.models.speech``
-(``SpeechTransformer(SpeechTransformerConfig(...))``, chapter 10).
+(``SpeechTransformer(SpeechTransformerConfig(...))``, chapter 12).
 """
 
 from .attention import KVCache, MultiHeadAttention
@@ -25,7 +25,7 @@ from .transformer import Transformer, TransformerConfig
 from .vit import PatchEmbedding, ViT, ViTConfig, patchify
 from .bert import BERT, BERTConfig, BertClassifier, BertForMLM, mask_tokens
 from .gpt import GPT, GPTConfig
-from .rope import RotaryEmbedding  # chapter 9
-from .gqa import GroupedQueryAttention, kv_cache_bytes_per_token  # chapter 9
-from .norms import LlamaBlock, RMSNorm, SwiGLU  # chapter 9
-from .tiled_attention import peak_memory_bytes  # chapter 9 (the function stays course_lib.models.tiled_attention.tiled_attention)
+from .rope import RotaryEmbedding  # chapter 11
+from .gqa import GroupedQueryAttention, kv_cache_bytes_per_token  # chapter 11
+from .norms import LlamaBlock, RMSNorm, SwiGLU  # chapter 11
+from .tiled_attention import peak_memory_bytes  # chapter 11 (the function stays course_lib.models.tiled_attention.tiled_attention)

@@ -315,7 +315,7 @@ class BertClassifier(nn.Module):
     ``forward(input_ids, token_type_ids=None, attention_mask=None)`` takes
     the arguments of :meth:`BERT.forward` (each ``(B, L)``) and returns
     logits ``(B, num_classes)``. Chapter 7 fine-tunes one on sentiment
-    sentences; chapter 8 (``ch10_capstone``) trains a small one from random
+    sentences; chapter 10 (``ch10_capstone``) trains a small one from random
     weights.
     """
 

@@ -18,7 +18,7 @@ port chosen at run time; :func:`train_single` trains the same tiny model on
 the full batch in this process. In float64 their final weights agree to
 about ``1e-15`` (the sums are added in a different order, nothing more).
 
-Chapter 9, *Attention today*.
+Chapter 11, *Attention today*.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def make_model(seed: int = 0) -> nn.Module:
     Args:
         seed: seeds the initial weights (same seed, same weights).
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     seed = check_positive_int(seed, "seed", minimum=0)
     gen = torch.Generator().manual_seed(seed)
@@ -61,7 +61,7 @@ def make_batch(batch_size: int, seed: int = 0):
         batch_size: number of examples.
         seed: seeds the data.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     batch_size = check_positive_int(batch_size, "batch_size")
     seed = check_positive_int(seed, "seed", minimum=0)
@@ -99,7 +99,7 @@ def train_single(steps: int = 5, lr: float = 0.1, batch_size: int = 8, seed: int
     Returns:
         The final ``state_dict`` (float64 tensors).
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     steps, lr, batch_size, seed = _check_run(steps, lr, batch_size, seed)
     torch.set_num_threads(1)
@@ -163,7 +163,7 @@ def train_ddp(steps: int = 5, lr: float = 0.1, batch_size: int = 8, seed: int = 
         TimeoutError: the processes did not finish within ``timeout``.
         RuntimeError: a process failed (its traceback is in the message).
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     steps, lr, batch_size, seed = _check_run(steps, lr, batch_size, seed)
     world_size = check_positive_int(world_size, "world_size")

@@ -1,5 +1,5 @@
 """Cheaper self-attention for long sequences: local window, strided sparse and linear
-(kernel) attention (chapter 8, ``ch10_capstone``).
+(kernel) attention (chapter 10, ``ch10_capstone``).
 
 Full attention compares every query with every key: time and memory grow
 like ``L²``. The variants keep the shape of the output but look at less:
@@ -79,7 +79,7 @@ def _check_window(window):
 
 
 def full_attention(Q, K, V, causal: bool = False, key_mask=None) -> torch.Tensor:
-    """Ordinary softmax attention ``softmax(Q Kᵀ/√d) V``, the reference (chapter 8).
+    """Ordinary softmax attention ``softmax(Q Kᵀ/√d) V``, the reference (chapter 10).
 
     Args:
         Q, K, V: ``(..., L, d)``, ``(..., L, d)``, ``(..., L, d_v)``.
@@ -103,7 +103,7 @@ def full_attention(Q, K, V, causal: bool = False, key_mask=None) -> torch.Tensor
 
 def local_window_mask(L: int, window: int, causal: bool = False) -> torch.Tensor:
     """Boolean ``(L, L)`` pattern of local attention: True where ``|i − j| ≤ window``
-    (and ``j ≤ i`` if ``causal``); row ``i`` is query ``i`` (chapter 8)."""
+    (and ``j ≤ i`` if ``causal``); row ``i`` is query ``i`` (chapter 10)."""
     L = check_positive_int(L, "L")
     window = _check_window(window)
     i, j = torch.arange(L)[:, None], torch.arange(L)[None, :]
@@ -112,7 +112,7 @@ def local_window_mask(L: int, window: int, causal: bool = False) -> torch.Tensor
 
 
 def strided_mask(L: int, window: int, stride: int, causal: bool = False) -> torch.Tensor:
-    """Boolean ``(L, L)`` pattern of strided sparse attention (chapter 8).
+    """Boolean ``(L, L)`` pattern of strided sparse attention (chapter 10).
 
     True where ``|i − j| ≤ window`` (a local band) or ``j mod stride = stride − 1``
     (every ``stride``-th key is a "summary" position every query may read),
@@ -150,7 +150,7 @@ def _softmax_rows(scores, valid):
 
 
 def local_window_attention(Q, K, V, window: int, causal: bool = False, key_mask=None) -> torch.Tensor:
-    """Attention restricted to a window: query ``i`` sees keys ``|i − j| ≤ window`` (chapter 8).
+    """Attention restricted to a window: query ``i`` sees keys ``|i − j| ≤ window`` (chapter 10).
 
     Equal to :func:`full_attention` with :func:`local_window_mask`, but it
     never builds the ``L × L`` matrix: each query is compared with its
@@ -175,7 +175,7 @@ def local_window_attention(Q, K, V, window: int, causal: bool = False, key_mask=
 
 def strided_attention(Q, K, V, window: int, stride: int, causal: bool = False,
                       key_mask=None) -> torch.Tensor:
-    """Strided sparse attention: a local band plus every ``stride``-th key (chapter 8).
+    """Strided sparse attention: a local band plus every ``stride``-th key (chapter 10).
 
     Equal to :func:`full_attention` with :func:`strided_mask`; costs
     ``O(L (window + L / stride) d)``: the band as in
@@ -215,12 +215,12 @@ def strided_attention(Q, K, V, window: int, stride: int, causal: bool = False,
 
 
 def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
-    """``φ(x) = elu(x) + 1``, elementwise and always positive (chapter 8)."""
+    """``φ(x) = elu(x) + 1``, elementwise and always positive (chapter 10)."""
     return F.elu(x) + 1
 
 
 def linear_attention(Q, K, V, causal: bool = False, key_mask=None, eps: float = 1e-6) -> torch.Tensor:
-    """Linear (kernel) attention with ``φ = elu + 1`` (chapter 8)::
+    """Linear (kernel) attention with ``φ = elu + 1`` (chapter 10)::
 
         out_i = φ(q_i)ᵀ S / (φ(q_i)ᵀ z),   S = Σ_j φ(k_j) v_jᵀ  (d × d_v),   z = Σ_j φ(k_j)  (d,)
 
@@ -254,7 +254,7 @@ def linear_attention(Q, K, V, causal: bool = False, key_mask=None, eps: float = 
 
 
 class EfficientSelfAttention(nn.Module):
-    """Multi-head self-attention with a chosen attention kind (chapter 8).
+    """Multi-head self-attention with a chosen attention kind (chapter 10).
 
     A drop-in replacement for :class:`~course_lib.models.MultiHeadAttention`
     inside an :class:`~course_lib.models.EncoderLayer` (same projections
@@ -323,7 +323,7 @@ class EfficientSelfAttention(nn.Module):
 
 def swap_attention(model: nn.Module, **kwargs) -> nn.Module:
     """A copy of ``model`` in which every encoder layer's ``self_attn`` is an
-    :class:`EfficientSelfAttention` with the same weights (chapter 8).
+    :class:`EfficientSelfAttention` with the same weights (chapter 10).
 
     Args:
         model: a module holding :class:`~course_lib.models.EncoderLayer` s

@@ -18,7 +18,7 @@ as ``(B, num_kv_heads, g, L_q, d_k)`` and each group meets its single
 ``scaled_dot_product_attention(..., enable_gqa=True)`` and of
 ``repeat_interleave`` along the head axis.
 
-Chapter 9, *Attention today*.
+Chapter 11, *Attention today*.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def kv_cache_bytes_per_token(num_layers: int, num_kv_heads: int, d_k: int,
     Raises:
         TypeError, ValueError: an argument that is not a positive integer.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     num_layers = check_positive_int(num_layers, "num_layers")
     num_kv_heads = check_positive_int(num_kv_heads, "num_kv_heads")
@@ -84,7 +84,7 @@ class GroupedQueryAttention(nn.Module):
             ``num_kv_heads == num_heads`` its ``state_dict`` loads as is.
         d_model, num_heads, num_kv_heads, d_k, rope: as above.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
 
     def __init__(self, d_model: int, num_heads: int, num_kv_heads: int, bias: bool = False,

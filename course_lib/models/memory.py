@@ -1,6 +1,6 @@
 """Memory arithmetic of a real model: parameters, KV cache, training state.
 
-Three questions of chapter 9 (*Attention today*), answered by counting:
+Three questions of chapter 11 (*Attention today*), answered by counting:
 
 1. **How many parameters?** :func:`build_llama_on_meta` builds a LLaMA-style
    model from this package's modules (embeddings, :class:`LlamaBlock` s with
@@ -69,7 +69,7 @@ class LlamaLike(nn.Module):
         norm: the final :class:`~course_lib.models.norms.RMSNorm`.
         lm_head: ``nn.Linear(d_model, vocab_size, bias=False)``, not tied to ``tok_emb``.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
 
     def __init__(self, num_layers: int, d_model: int, num_heads: int, num_kv_heads: int,
@@ -125,7 +125,7 @@ def llama_like_config(name: str, **changes) -> dict:
         ValueError: an unknown ``name`` or key; TypeError/ValueError: a
             value that is not a positive integer.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     config = dict(CONFIGS[check_choice(name, "name", CONFIGS)])
     for key, value in changes.items():
@@ -152,7 +152,7 @@ def build_llama_on_meta(config: dict) -> LlamaLike:
     Returns:
         A :class:`LlamaLike` that can be counted, not run.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     config = _check_config(config)
     with torch.device("meta"):
@@ -168,7 +168,7 @@ def parameter_count(config: dict) -> int:
     Returns:
         The count, an ``int`` (LLaMA-2-7B: compare ``PUBLISHED["LLaMA-2-7B"]``).
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     return sum(p.numel() for p in build_llama_on_meta(config).parameters())
 
@@ -184,7 +184,7 @@ def compare_with_published(name: str) -> dict:
         "rounds to published": bool}``; the last says whether the count,
         rounded to whole billions, is the published figure.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     name = check_choice(name, "name", CONFIGS)
     counted = parameter_count(CONFIGS[name])
@@ -208,7 +208,7 @@ def kv_cache_bytes(config: dict, num_tokens: int, batch_size: int = 1,
         ``kv_cache_bytes_per_token(num_layers, num_kv_heads, d_k, bytes_per_value)
         × num_tokens × batch_size``, an ``int``.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     config = _check_config(config)
     num_tokens = check_positive_int(num_tokens, "num_tokens")
@@ -242,7 +242,7 @@ def training_memory_bytes(num_params: int, num_devices: int = 1, strategy: str =
         TypeError, ValueError: a count that is not a positive integer (a byte
             size may be 0), an unknown ``strategy``.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     num_params = check_positive_int(num_params, "num_params")
     num_devices = check_positive_int(num_devices, "num_devices")
@@ -270,7 +270,7 @@ def min_fsdp_devices(num_params: int, device_bytes: float = 80e9, **byte_sizes) 
     Returns:
         ``N``: 1 means plain DDP fits (before activations).
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     device_bytes = check_positive_number(device_bytes, "device_bytes")
     total = training_memory_bytes(num_params, **byte_sizes)["total"]

@@ -16,7 +16,7 @@ For the pre-LN vs post-LN experiment with chapter 5's LayerNorm layer, use
 ``norm_first``; ``norm_first`` here is the same switch for the modern block.
 There is no dropout: LLaMA trains without it.
 
-Chapter 9, *Attention today*.
+Chapter 11, *Attention today*.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class RMSNorm(nn.Module):
         weight: ``(d_model,)`` gain ``g``, initialised to ones.
         eps: as above.
 
-    Chapter 9, *Attention today*; ``torch.nn.RMSNorm`` computes the same.
+    Chapter 11, *Attention today*; ``torch.nn.RMSNorm`` computes the same.
     """
 
     def __init__(self, d_model: int, eps: float = 1e-6):
@@ -77,7 +77,7 @@ class SwiGLU(nn.Module):
         w3: ``nn.Linear(d_model, d_ff)``, the up projection ``W_3``.
         w2: ``nn.Linear(d_ff, d_model)``, the down projection ``W_2``.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
 
     def __init__(self, d_model: int, d_ff: int, bias: bool = False):
@@ -113,7 +113,7 @@ class LlamaBlock(nn.Module):
             :class:`RMSNorm`, :class:`SwiGLU`.
         norm_first: as above.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
 
     def __init__(self, d_model: int, num_heads: int, num_kv_heads: int, d_ff: int,

@@ -56,7 +56,7 @@ def minilm_dir() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def load_minilm():
-    """Load all-MiniLM-L6-v2 into the book's BERT, with its tokenizer (chapter 8).
+    """Load all-MiniLM-L6-v2 into the book's BERT, with its tokenizer (chapter 10).
 
     The result is cached: later calls return the same objects.
 
@@ -88,7 +88,7 @@ def _check_texts(texts) -> list[str]:
 
 @torch.no_grad()
 def sentence_embeddings(texts, model: BERT | None = None, tokenizer=None) -> torch.Tensor:
-    """Unit-length sentence embeddings by masked mean pooling (chapter 8).
+    """Unit-length sentence embeddings by masked mean pooling (chapter 10).
 
     Args:
         texts: list of ``N`` strings.
@@ -117,7 +117,7 @@ def sentence_embeddings(texts, model: BERT | None = None, tokenizer=None) -> tor
 
 
 def cosine_similarity_matrix(E) -> torch.Tensor:
-    """All pairwise cosine similarities of the rows of ``E`` (chapter 8).
+    """All pairwise cosine similarities of the rows of ``E`` (chapter 10).
 
     Args:
         E: float tensor ``(N, d)`` of embeddings; rows need not be unit

@@ -1,4 +1,4 @@
-"""Rotary position embeddings as a PyTorch module (chapter 9, *Attention today*).
+"""Rotary position embeddings as a PyTorch module (chapter 11, *Attention today*).
 
 :func:`course_lib.scratch.rope.apply_rope` derives RoPE from chapter 4's
 rotation ``R_k`` and rotates a NumPy array; this module does the same to
@@ -38,7 +38,7 @@ __all__ = ["RotaryEmbedding", "rope_complex"]
 
 
 class RotaryEmbedding(nn.Module):
-    """Rotate queries and keys by their positions (RoPE; chapter 9, *Attention today*).
+    """Rotate queries and keys by their positions (RoPE; chapter 11, *Attention today*).
 
     Args:
         d_k: width of one head, even; each of its ``d_k / 2`` pairs turns at
@@ -116,7 +116,7 @@ def rope_complex(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
     rotation only to float32 precision (about ``1e-7`` at 50 positions); this version
     keeps every step in float64 (complex128), so it agrees with
     :class:`RotaryEmbedding` and :func:`course_lib.scratch.rope.apply_rope`
-    to ``1e-12`` (chapter 9, *Attention today*; ``tests/unit/test_rope.py``).
+    to ``1e-12`` (chapter 11, *Attention today*; ``tests/unit/test_rope.py``).
 
     Args:
         x: ``(..., L, d)`` floating-point tensor, ``d`` even; row ``m`` sits

@@ -1,7 +1,7 @@
-"""A small Speech Transformer: log-mel frames in, characters out (chapter 10, ``ch12_speech``).
+"""A small Speech Transformer: log-mel frames in, characters out (chapter 12, ``ch12_speech``).
 
 The source documents' ``SpeechTransformer`` listing with its three bugs fixed
-(chapter 10's errata ``ch10-speech-missing-methods``, ``ch10-speech-no-mask``,
+(chapter 12's errata ``ch10-speech-missing-methods``, ``ch10-speech-no-mask``,
 ``ch10-speech-no-positions``)::
 
     frames (B, T, n_mels) --two Conv1d, stride 2 each, ReLU-->   (B, T', d_model), T' = ceil(ceil(T/2)/2)
@@ -37,7 +37,7 @@ __all__ = ["SpeechTransformerConfig", "SpeechTransformer", "subsampled_lengths"]
 
 @dataclass(frozen=True)
 class SpeechTransformerConfig(ConfigChecks):
-    """The settings of a :class:`SpeechTransformer` (chapter 10).
+    """The settings of a :class:`SpeechTransformer` (chapter 12).
 
     Args:
         n_mels: features per input frame (log-mel bands).
@@ -85,7 +85,7 @@ def _keep(lengths, T: int) -> torch.Tensor:
 
 
 class SpeechTransformer(nn.Module):
-    """Encoder-decoder Transformer from log-mel frames to tokens (chapter 10).
+    """Encoder-decoder Transformer from log-mel frames to tokens (chapter 12).
 
     Args:
         config: a :class:`SpeechTransformerConfig`, or its fields as keyword arguments.
@@ -132,7 +132,7 @@ class SpeechTransformer(nn.Module):
             raise ValueError(f"lengths must lie in [1, T = {T}], got {lengths.tolist()}")
 
     def subsample_frames(self, frames, lengths):
-        """The convolutional front end: two ``Conv1d`` (kernel 3, stride 2, padding 1), each with ReLU (chapter 10).
+        """The convolutional front end: two ``Conv1d`` (kernel 3, stride 2, padding 1), each with ReLU (chapter 12).
 
         Args:
             frames: ``(B, T, n_mels)`` normalised log-mels, right-padded.
@@ -153,7 +153,7 @@ class SpeechTransformer(nn.Module):
         return x, subsampled_lengths(lengths)
 
     def encode(self, frames, lengths, need_weights: bool = False):
-        """Subsample (:meth:`subsample_frames`), add positions, run the encoder (chapter 10).
+        """Subsample (:meth:`subsample_frames`), add positions, run the encoder (chapter 12).
 
         Args:
             frames: ``(B, T, n_mels)`` normalised log-mels, right-padded.
@@ -178,7 +178,7 @@ class SpeechTransformer(nn.Module):
         return self.positional(self.text_embed(tokens) * math.sqrt(self.d_model))
 
     def decode(self, tgt_in, memory, memory_mask, need_weights: bool = False):
-        """Causal decoder over the tokens, cross-attending to ``memory`` (chapter 10).
+        """Causal decoder over the tokens, cross-attending to ``memory`` (chapter 12).
 
         Returns:
             ``(logits (B, L, vocab_size), weights)``; weights is, per layer,
@@ -194,17 +194,17 @@ class SpeechTransformer(nn.Module):
         return self.output_proj(self.decoder_norm(y)), (weights if need_weights else None)
 
     def forward(self, frames, lengths, tgt_in) -> torch.Tensor:
-        """Teacher-forced logits ``(B, L, vocab_size)`` (chapter 10)."""
+        """Teacher-forced logits ``(B, L, vocab_size)`` (chapter 12)."""
         memory, mask, _ = self.encode(frames, lengths)                       # (B, T', d_model)
         return self.decode(tgt_in, memory, mask)[0]                          # (B, L, vocab_size)
 
     def ctc_logits(self, memory) -> torch.Tensor:
-        """Per-frame logits ``(B, T', vocab_size)`` for the auxiliary CTC loss; ``pad_id`` is the blank (chapter 10)."""
+        """Per-frame logits ``(B, T', vocab_size)`` for the auxiliary CTC loss; ``pad_id`` is the blank (chapter 12)."""
         return self.ctc_proj(memory)
 
     @torch.no_grad()
     def generate_text(self, frames, lengths, sos_id: int, eos_id: int, max_len: int | None = None):
-        """Greedy decoding, the method the source calls (chapter 10).
+        """Greedy decoding, the method the source calls (chapter 12).
 
         Returns:
             ``(B, n)`` ids without ``<sos>``, ``n <= max_len`` (default

@@ -17,7 +17,7 @@ of their running sum. That counts tensors made inside fused kernels (the
 buffers of ``scaled_dot_product_attention``), not Python objects and not
 memory that was allocated before the call.
 
-Chapter 9, *Attention today*; ``tools/bench_tiled.py`` uses both.
+Chapter 11, *Attention today*; ``tools/bench_tiled.py`` uses both.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def tiled_attention(Q, K, V, block_size: int = 128, mask=None, causal: bool = Fa
         TypeError: non-tensors, non-float dtypes, a non-boolean mask.
         ValueError: mismatched shapes or dtypes, ``block_size < 1``.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     check_tensor(Q, "Q", ndim=4, layout="(B, num_heads, L_q, d_k)")
     check_tensor(K, "K", ndim=4, last_dim=Q.shape[-1], layout=f"(B, num_heads, L_k, d_k={Q.shape[-1]})")
@@ -159,7 +159,7 @@ def peak_memory_bytes(fn: Callable, *args, repeats: int = 1, **kwargs) -> int:
         TypeError: ``fn`` not callable, ``repeats`` not an integer.
         ValueError: ``repeats < 1``.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable (the function to measure), got {type(fn).__name__}")

@@ -12,10 +12,10 @@ from .linear import linear
 from .masks import causal_mask, padding_mask, padding_mask_from_ids
 from .multihead import merge_heads, multi_head_attention, split_heads
 from .positional import sinusoidal_positional_encoding
-from .rope import apply_rope, rope_angles  # chapter 9
-from .alibi import alibi_bias, alibi_slopes  # chapter 9
-from .online_softmax import tiled_attention  # chapter 9
-from .norms import rms_norm, swiglu  # chapter 9
+from .rope import apply_rope, rope_angles  # chapter 11
+from .alibi import alibi_bias, alibi_slopes  # chapter 11
+from .online_softmax import tiled_attention  # chapter 11
+from .norms import rms_norm, swiglu  # chapter 11
 
 __all__ = [
     "softmax", "masked_softmax", "attention_scores", "scaled_dot_product_attention",

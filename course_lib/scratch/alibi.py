@@ -21,7 +21,7 @@ The penalty depends only on ``i − j`` and is defined for any distance, so a
 model trained on short sequences can be run on longer ones; the paper's
 point was that this extrapolates better than sinusoidal or rotary positions.
 
-Chapter 9, *Attention today*.
+Chapter 11, *Attention today*.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def alibi_slopes(num_heads: int) -> np.ndarray:
         TypeError: ``num_heads`` not an integer.
         ValueError: ``num_heads < 1``.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     n = check_positive_int(num_heads, "num_heads")
     p = 1 << (n.bit_length() - 1)                          # largest power of 2 <= n
@@ -91,7 +91,7 @@ def alibi_bias(num_heads: int, L_q: int, L_k: int, causal: bool = True) -> np.nd
         TypeError: a count that is not an integer, ``causal`` not a bool.
         ValueError: a count ``< 1``, or ``L_q > L_k``.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     slopes = alibi_slopes(num_heads)                       # (nh,)
     L_q = check_positive_int(L_q, "L_q")

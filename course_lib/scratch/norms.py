@@ -19,7 +19,7 @@ but change two parts:
   ``W = W_1`` and ``V = W_3``. Having three matrices instead of two, LLaMA
   shrinks ``d_ff`` to about ``(2/3)·4·d_model`` to keep the parameter count.
 
-Matrices multiply from the right, as ``W_Q`` in chapter 3. Chapter 9,
+Matrices multiply from the right, as ``W_Q`` in chapter 3. Chapter 11,
 *Attention today*; :mod:`course_lib.models.norms` holds the PyTorch modules.
 """
 
@@ -49,7 +49,7 @@ def rms_norm(x, g, eps: float = 1e-6) -> np.ndarray:
         TypeError: non-numeric ``x`` or ``g``, or ``eps`` not a number.
         ValueError: ``g`` not of shape ``(d,)``, NaN/inf, ``eps <= 0``.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     x = as_real_array(x, "x", min_ndim=1)
     g = as_real_array(g, "g", min_ndim=1)
@@ -86,7 +86,7 @@ def swiglu(x, W1, W3, W2) -> np.ndarray:
         TypeError: non-numeric inputs.
         ValueError: shapes that do not chain, NaN/inf.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     x = as_real_array(x, "x", min_ndim=1)
     W1 = as_real_array(W1, "W1", min_ndim=2)

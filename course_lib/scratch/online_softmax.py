@@ -23,7 +23,7 @@ in chapter 2's softmax). After the last block, ``a / ℓ`` is exactly
 the result equals full attention up to rounding. Working memory is a few
 tiles, ``O(block²)``, plus the output, instead of ``O(L_q L_k)``.
 
-Chapter 9, *Attention today*; :mod:`course_lib.models.tiled_attention` is
+Chapter 11, *Attention today*; :mod:`course_lib.models.tiled_attention` is
 the PyTorch twin, and ``tools/bench_tiled.py`` measures the memory.
 """
 
@@ -87,7 +87,7 @@ def tiled_attention(Q, K, V, block_size: int = 64, mask=None, causal: bool = Fal
             ``causal`` of the wrong type.
         ValueError: mismatched shapes or dtypes, NaN/inf, ``block_size < 1``.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     Q, K, V, batch, mask = _check_inputs(Q, K, V, mask)
     block = check_positive_int(block_size, "block_size")

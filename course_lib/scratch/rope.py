@@ -36,7 +36,7 @@ by ``m ω_i``, i.e. multiplies ``x_{2i} + i·x_{2i+1}`` by ``e^{i m ω_i}``::
 (Hugging Face's LLaMA pairs ``x_j`` with ``x_{j+d/2}`` ("rotate_half") and
 permutes the checkpoints' ``W_Q``, ``W_K`` rows to match; same scores.)
 
-Chapter 9, *Attention today*; :class:`course_lib.models.rope.RotaryEmbedding`
+Chapter 11, *Attention today*; :class:`course_lib.models.rope.RotaryEmbedding`
 is the PyTorch twin.
 """
 
@@ -90,7 +90,7 @@ def rope_angles(L: int, d: int, base: float = 10000.0) -> np.ndarray:
         TypeError: ``L`` or ``d`` not an integer, ``base`` not a number.
         ValueError: ``L < 1``, ``d`` odd or ``< 2``, ``base <= 1``.
 
-    Chapter 9, *Attention today*.
+    Chapter 11, *Attention today*.
     """
     L = check_positive_int(L, "L")
     d = _check_even(d, "d")
@@ -122,7 +122,7 @@ def apply_rope(x, positions=None, base: float = 10000.0) -> np.ndarray:
         ValueError: ``x`` with fewer than 2 dimensions, an odd last
             dimension, NaN/inf; ``positions`` of the wrong shape; ``base <= 1``.
 
-    Chapter 9, *Attention today* (derived from chapter 4's ``R_k``).
+    Chapter 11, *Attention today* (derived from chapter 4's ``R_k``).
     """
     x = as_real_array(x, "x", min_ndim=2)
     check_finite(x, "x")

@@ -1,4 +1,4 @@
-"""The service's try-it page (``GET /``) in Chromium, against uvicorn on 127.0.0.1 (chapter 8, ``ch10-service``).
+"""The service's try-it page (``GET /``) in Chromium, against uvicorn on 127.0.0.1 (chapter 10, ``ch10-service``).
 
 Types a Chinese and an English review, reads the labels the page shows and
 compares them with course_lib called directly; runs the other three forms;

@@ -1,4 +1,4 @@
-"""Chapter 10's errata are confirmed by running the source's SpeechTransformer, and the fixes remove each bug."""
+"""Chapter 12's errata are confirmed by running the source's SpeechTransformer, and the fixes remove each bug."""
 
 import torch
 

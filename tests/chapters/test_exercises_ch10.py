@@ -1,4 +1,4 @@
-"""Chapter 8's checkers: right answers pass, typical mistakes get the right
+"""Chapter 10's checkers: right answers pass, typical mistakes get the right
 message, and no learner code can make a checker raise."""
 
 import re

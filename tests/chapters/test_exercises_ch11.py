@@ -1,4 +1,4 @@
-"""Chapter 9's exercise checkers judge correctly: right answers pass, near misses
+"""Chapter 11's exercise checkers judge correctly: right answers pass, near misses
 (the wrong rotation direction, a neighbouring position, slopes for the wrong
 head count, a KV cache without its factor 2, an update that forgets to
 rescale) get their own message, and no learner code can make a checker raise."""

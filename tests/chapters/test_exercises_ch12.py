@@ -1,4 +1,4 @@
-"""Chapter 10's exercise checkers judge correctly: right answers pass, near misses (frames
+"""Chapter 12's exercise checkers judge correctly: right answers pass, near misses (frames
 rounded down or counted after one convolution, the mel scale with ln or without its 1 +, a
 causal mask turned over, without its diagonal or missing, an edit distance that compares
 positions) get their own message, and no learner code can make a checker raise."""

@@ -1,4 +1,4 @@
-"""tools/bench_attention_variants.py (chapter 8's variants timed by `make bench`) and its place in
+"""tools/bench_attention_variants.py (chapter 10's variants timed by `make bench`) and its place in
 tools/bench.py's speed section."""
 
 import importlib.util

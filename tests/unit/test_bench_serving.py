@@ -1,4 +1,4 @@
-"""tools/bench_serving.py and the reference measurement chapter 8 draws (data/bench/serving_latency.json).
+"""tools/bench_serving.py and the reference measurement chapter 10 draws (data/bench/serving_latency.json).
 
 The chapter draws stored latencies instead of timing this machine, so that nbval
 compares every number the figure draws. These tests check the script's summary
@@ -73,7 +73,7 @@ def test_threads_must_be_positive():
 
 
 def test_the_stored_reference_is_consistent():
-    """What chapter 8 draws and prints: 300 reviews x 5 passes for each model, no errors, and the
+    """What chapter 10 draws and prints: 300 reviews x 5 passes for each model, no errors, and the
     p50, p95 and texts per second that the stored latencies give."""
     stored = json.loads(data_path("bench", "serving_latency.json").read_text(encoding="utf-8"))
     assert list(stored["runs"]) == ["float32", "int8"]

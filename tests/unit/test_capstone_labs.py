@@ -1,4 +1,4 @@
-"""Chapter 8's platform: the tokenizer on mixed text, predict() on bad input, int8
+"""Chapter 10's platform: the tokenizer on mixed text, predict() on bad input, int8
 quantisation and pruning measured from saved files, and the efficient attention
 variants against a direct computation."""
 
@@ -241,7 +241,7 @@ def test_int8_on_qnnpack_is_silent_and_equals_the_reduced_range_request(trained,
         torch.backends.quantized.engine = default
 
 
-# ---------------------------------------------------------------- chapter 8's recipes (course_lib.labs.capstone)
+# ---------------------------------------------------------------- chapter 10's recipes (course_lib.labs.capstone)
 
 @pytest.fixture(scope="module")
 def reviews():
@@ -320,8 +320,8 @@ def test_load_classifier_serves_the_stored_model(reviews):
     assert local["model"].bert.layers[0].self_attn.__class__.__name__ == "EfficientSelfAttention"
 
 
-@pytest.mark.parametrize("name,match", [(42, "name must be a chapter-8 checkpoint"),
-                                        ("ch07-bert-sentiment", "name must be a chapter-8 checkpoint")])
+@pytest.mark.parametrize("name,match", [(42, "name must be a chapter-10 checkpoint"),
+                                        ("ch07-bert-sentiment", "name must be a chapter-10 checkpoint")])
 def test_load_classifier_bad_name(name, match):
     from course_lib.labs.serving import load_classifier
     with pytest.raises(ValueError, match=match):

@@ -1,4 +1,4 @@
-"""course_lib.analysis.opcount.count_work: multiply-adds and the largest created tensor (chapter 8).
+"""course_lib.analysis.opcount.count_work: multiply-adds and the largest created tensor (chapter 10).
 
 Every expected number is worked out by hand from the shapes: an (m, k) @ (k, n)
 product is m k n multiply-adds and returns m n numbers; float32 is 4 bytes.

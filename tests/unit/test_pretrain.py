@@ -1,4 +1,4 @@
-"""Chapter 8's pretraining: the masked-LM corpus never holds a held-out review, the GPT's
+"""Chapter 10's pretraining: the masked-LM corpus never holds a held-out review, the GPT's
 last-token pooling reads the right position under padding, bad inputs name their argument,
 and the stored checkpoints' metrics recompute from their weights."""
 

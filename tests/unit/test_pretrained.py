@@ -1,5 +1,5 @@
 """all-MiniLM-L6-v2 in the book's BERT gives the sentence embeddings of
-``transformers`` (chapter 8)."""
+``transformers`` (chapter 10)."""
 
 import os
 

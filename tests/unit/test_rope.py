@@ -96,7 +96,7 @@ def test_module_matches_reference_with_offsets_and_growth():
 
 @pytest.mark.parametrize("shape", [(50, 16), (2, 3, 200, 64)])
 def test_meta_complex_form_agrees_to_1e12_in_float64(shape):
-    """Chapter 9's fourth check: Meta's complex form (torch.polar, view_as_complex). With the angles in
+    """Chapter 11's fourth check: Meta's complex form (torch.polar, view_as_complex). With the angles in
     float32, as Meta's own code computes them (.float()), it differs by ~1e-7 and this test fails."""
     x = np.random.default_rng(len(shape)).normal(size=shape)
     got = rope_complex(torch.from_numpy(x))

@@ -1,4 +1,4 @@
-"""Malformed requests to the capstone service get a clear 4xx in one envelope (chapter 8, ``ch10-service``).
+"""Malformed requests to the capstone service get a clear 4xx in one envelope (chapter 10, ``ch10-service``).
 
 In-process through FastAPI's TestClient (fast); tests/unit/test_service_load.py
 sends a few of the same over a real socket to uvicorn. Every case asserts

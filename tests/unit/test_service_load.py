@@ -1,4 +1,4 @@
-"""The capstone service over a real socket: uvicorn in a subprocess (chapter 8, ``ch10-service``).
+"""The capstone service over a real socket: uvicorn in a subprocess (chapter 10, ``ch10-service``).
 
 - correctness across the boundary: every endpoint's JSON numbers equal
   course_lib called directly (float64 on both sides);

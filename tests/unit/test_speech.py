@@ -1,4 +1,4 @@
-"""Chapter 10: log-mel features, the Speech Transformer, the spoken-digit data and its metrics."""
+"""Chapter 12: log-mel features, the Speech Transformer, the spoken-digit data and its metrics."""
 
 import math
 import shutil

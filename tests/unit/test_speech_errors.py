@@ -1,4 +1,4 @@
-"""Chapter 10: why four-digit strings fail (alignment, errors by position), CTC and joint decoding, the long run."""
+"""Chapter 12: why four-digit strings fail (alignment, errors by position), CTC and joint decoding, the long run."""
 
 import numpy as np
 import pytest

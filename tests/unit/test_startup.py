@@ -72,7 +72,7 @@ def _recipe_environment(target: str) -> str:
 def test_the_test_and_train_targets_keep_freed_memory_and_the_rest_run_as_a_learner_s():
     """glibc's malloc gives large blocks (torch's tensors) pages of their own and hands them back on
     free; the kernel then faults in and zeroes every new tensor's pages again. The test targets
-    raise both thresholds (chapter 8's notebook under nbval: 10 s of system time -> 3 s), and so does
+    raise both thresholds (chapter 10's notebook under nbval: 10 s of system time -> 3 s), and so does
     ``make train`` (a step of the long People's Daily GPT: 0.28 s -> 0.23 s); the notebooks a learner
     runs and ``make bench`` keep glibc's defaults."""
     for target in ("test", "check", "portable-plain", "portable-avx2", "train-check", "train"):

@@ -1,4 +1,4 @@
-"""Chapter 8's text-classification kit (course_lib.labs.textclf): deduplication, the stratified
+"""Chapter 10's text-classification kit (course_lib.labs.textclf): deduplication, the stratified
 split, the n-gram baseline on a hand-checkable set, the metrics, and the training helpers."""
 
 import os

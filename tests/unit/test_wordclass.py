@@ -1,4 +1,4 @@
-"""Chapter 8's multi-class task (course_lib.labs.wordclass): labels derived from the tags, the
+"""Chapter 10's multi-class task (course_lib.labs.wordclass): labels derived from the tags, the
 split by word type, the corpus loader, and the stored checkpoint."""
 
 import os
