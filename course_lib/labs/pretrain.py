@@ -34,7 +34,8 @@ from .capstone import CHECK, LOG_EVERY, MAX_LEN, MIN_FREQ, MODEL, TEST_SIZE, TRA
 from .textclf import evaluate, fit
 
 __all__ = ["MLM_NAME", "PRETRAINED_NAME", "PRETRAIN", "MIN_PIECE", "CHECK_PREFIX",
-           "CURVE_TOLERANCE", "mlm_texts", "mlm_rows", "mlm_loss", "pretrain_learning_rate", "pretrain",
+           "CURVE_TOLERANCE", "mlm_texts", "mlm_rows", "mlm_loss", "cosine_learning_rate", "pretrain_learning_rate",
+           "pretrain", "run_mlm",
            "mlm_scores", "rescore_mlm", "build_mlm", "build_pretrained"]
 
 MLM_NAME = "ch08-bert-mlm"
@@ -115,13 +116,19 @@ def mlm_loss(mlm: BertForMLM, inputs: torch.Tensor, labels: torch.Tensor, mask: 
     return F.cross_entropy(logits, labels[chosen])
 
 
-def pretrain_learning_rate(step: int) -> float:
-    """The full run's schedule at ``step`` (from 0): linear warm-up, then cosine decay to ``lr / 10``."""
-    lr, warm, steps = PRETRAIN["lr"], PRETRAIN["warmup"], PRETRAIN["steps"]
+def cosine_learning_rate(step: int, config: dict) -> float:
+    """A pretraining run's schedule at ``step`` (from 0): linear warm-up over ``config["warmup"]`` steps to
+    ``config["lr"]``, then cosine decay to ``lr / 10`` at ``config["steps"]``."""
+    lr, warm, steps = config["lr"], config["warmup"], config["steps"]
     if step < warm:
         return lr * (step + 1) / warm
     progress = (step - warm) / max(1, steps - warm)
     return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
+def pretrain_learning_rate(step: int) -> float:
+    """The full run's schedule at ``step`` (from 0): :func:`cosine_learning_rate` with :data:`PRETRAIN`."""
+    return cosine_learning_rate(step, PRETRAIN)
 
 
 def build_mlm(vocab_size: int) -> BertForMLM:
@@ -142,25 +149,42 @@ def pretrain(steps: int | None = None, log_every: int | None = None) -> dict:
     vocab = load_reviews().vocab
     texts = mlm_texts()
     X, M = mlm_rows(vocab, texts["reviews"] + texts["news"])                  # (N, MAX_LEN) each
-    model = build_mlm(len(vocab))
-    g = torch.Generator().manual_seed(PRETRAIN["seed"])
-    batches = [torch.randint(len(X), (PRETRAIN["batch_size"],), generator=g) for _ in range(total)][:steps]
-    g_mask = torch.Generator().manual_seed(PRETRAIN["seed"] + 1)
+    return run_mlm(build_mlm(len(vocab)), X, M, vocab, PRETRAIN, steps, LOG_EVERY, log_every)
+
+
+def run_mlm(model: BertForMLM, X: torch.Tensor, M: torch.Tensor, vocab, config: dict, steps: int,
+            curve_every: int, log_every: int | None = None) -> dict:
+    """The masked-LM loop of both pretraining recipes (this module's and ``pretrain_reviews``'s).
+
+    Rows ``X`` and their mask ``M`` (``(N, MAX_LEN)`` each) are drawn at random, ``config["batch_size"]``
+    a step, from ``config["seed"]``; each batch's tokens to predict are chosen with
+    ``config["mask_prob"]`` from ``config["seed"] + 1``; AdamW (weight decay 0.01) follows
+    :func:`cosine_learning_rate` over ``config["steps"]``, of which the first ``steps`` run (a prefix keeps
+    the full run's batches, masks and schedule). The curve holds the mean loss of every ``curve_every``
+    steps; ``log_every`` prints progress.
+
+    Returns:
+        ``{"model", "losses", "curve", "lr": {step: learning rate}, "rows": training rows}``.
+    """
+    total = config["steps"]
+    g = torch.Generator().manual_seed(config["seed"])
+    batches = [torch.randint(len(X), (config["batch_size"],), generator=g) for _ in range(total)][:steps]
+    g_mask = torch.Generator().manual_seed(config["seed"] + 1)
 
     def loss_fn(m, b):
         inputs, labels = mask_tokens(X[b], vocab.mask_id, len(vocab), vocab.special_ids,
-                                     prob=PRETRAIN["mask_prob"], generator=g_mask)   # (B, MAX_LEN) each
+                                     prob=config["mask_prob"], generator=g_mask)     # (B, MAX_LEN) each
         return mlm_loss(m, inputs, labels, M[b])
 
     rates = {}
 
     def lr(step):
-        rates[step + 1] = pretrain_learning_rate(step)
+        rates[step + 1] = cosine_learning_rate(step, config)
         return rates[step + 1]
 
     losses = train(model, batches.__getitem__, loss_fn, steps=steps, lr=lr, optimizer="adamw",
-                   weight_decay=0.01, clip=PRETRAIN["clip"], seed=None, log_every=log_every)
-    curve = logged_curve(losses, LOG_EVERY)
+                   weight_decay=0.01, clip=config["clip"], seed=None, log_every=log_every)
+    curve = logged_curve(losses, curve_every)
     return {"model": model, "losses": losses, "curve": curve, "lr": {s: rates[s] for s in curve}, "rows": len(X)}
 
 

@@ -32,7 +32,6 @@ and retrains a prefix). :mod:`course_lib.labs.label_efficiency` fine-tunes it.
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 import torch
@@ -41,9 +40,8 @@ from torch.nn import functional as F
 from .. import repro
 from .._validate import check_positive_int
 from ..models import BertForMLM, mask_tokens
-from ..training import logged_curve, train
 from .capstone import MAX_LEN, MODEL, load_reviews
-from .pretrain import mlm_loss
+from .pretrain import cosine_learning_rate, mlm_loss, run_mlm
 from .sentiment import build_classifier
 
 __all__ = ["NAME", "MIN_FREQ", "MIN_PIECE", "MAX_UNK", "PRETRAIN", "LOG_EVERY", "CHECK_PREFIX",
@@ -167,12 +165,9 @@ def rows(v, texts) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def learning_rate(step: int) -> float:
-    """The full run's schedule at ``step`` (from 0): linear warm-up, then cosine decay to ``lr / 10``."""
-    lr, warm, steps = PRETRAIN["lr"], PRETRAIN["warmup"], PRETRAIN["steps"]
-    if step < warm:
-        return lr * (step + 1) / warm
-    progress = (step - warm) / max(1, steps - warm)
-    return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+    """The full run's schedule at ``step`` (from 0): linear warm-up, then cosine decay to ``lr / 10``
+    (:func:`course_lib.labs.pretrain.cosine_learning_rate` with :data:`PRETRAIN`)."""
+    return cosine_learning_rate(step, PRETRAIN)
 
 
 def build_mlm(vocab_size: int) -> BertForMLM:
@@ -195,26 +190,7 @@ def pretrain(steps: int | None = None, log_every: int | None = None) -> dict:
     v = vocab()
     c = corpus()
     X, M = rows(v, c["reviews"] + c["news"])                                  # (N, MAX_LEN) each
-    model = build_mlm(len(v))
-    g = torch.Generator().manual_seed(PRETRAIN["seed"])
-    batches = [torch.randint(len(X), (PRETRAIN["batch_size"],), generator=g) for _ in range(total)][:steps]
-    g_mask = torch.Generator().manual_seed(PRETRAIN["seed"] + 1)
-
-    def loss_fn(m, b):
-        inputs, labels = mask_tokens(X[b], v.mask_id, len(v), v.special_ids, prob=PRETRAIN["mask_prob"],
-                                     generator=g_mask)                         # (B, MAX_LEN) each
-        return mlm_loss(m, inputs, labels, M[b])
-
-    rates = {}
-
-    def lr(step):
-        rates[step + 1] = learning_rate(step)
-        return rates[step + 1]
-
-    losses = train(model, batches.__getitem__, loss_fn, steps=steps, lr=lr, optimizer="adamw",
-                   weight_decay=0.01, clip=PRETRAIN["clip"], seed=None, log_every=log_every)
-    curve = logged_curve(losses, LOG_EVERY)
-    return {"model": model, "losses": losses, "curve": curve, "lr": {s: rates[s] for s in curve}, "rows": len(X)}
+    return run_mlm(build_mlm(len(v)), X, M, v, PRETRAIN, steps, LOG_EVERY, log_every)
 
 
 def _masked(v, texts, seed: int):
