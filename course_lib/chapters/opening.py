@@ -8,7 +8,10 @@
 
 which prints one bilingual line, e.g. ::
 
-    Reading time ≈ 35 min · live cells ≈ 40 s (2 cores, measured 2026-11-29) · 阅读约 35 分钟 · 现场单元格约 40 秒（2 核，2026-11-29 测）
+    Reading time ≈ 35 min · live cells ≈ 40 s of CPU time (2 threads, measured 2026-11-29) · 阅读约 35 分钟 · 现场单元格约 40 秒 CPU 时间（2 线程，2026-11-29 测）
+
+The live cells' time is the CPU time of the notebook's kernel (all its threads), which another program
+on the same machine barely changes; the wall-clock time on 2 free cores is about the same or less.
 
 Nothing is typed: a chapter that is not in the file is an error that names it.
 """
@@ -55,13 +58,13 @@ def opening_line(chapter: str, path=None) -> str:
     t = chapter_times(chapter, path)
     try:
         minutes = max(1, round(t["reading_minutes"]))
-        seconds = max(1, round(t["live_seconds"]))
-        cores, date = int(t["threads"]), str(t["date"])       # the notebook ran on this many threads
+        seconds = max(1, round(t["live_cpu_seconds"]))
+        threads, date = int(t["threads"]), str(t["date"])     # the notebook ran on this many threads
     except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(f"chapter {chapter!r}: its entry needs reading_minutes, live_seconds, threads and "
+        raise ValueError(f"chapter {chapter!r}: its entry needs reading_minutes, live_cpu_seconds, threads and "
                          f"date, got {t!r}") from err
-    return (f"Reading time ≈ {minutes} min · live cells ≈ {seconds} s ({cores} cores, measured {date}) · "
-            f"阅读约 {minutes} 分钟 · 现场单元格约 {seconds} 秒（{cores} 核，{date} 测）")
+    return (f"Reading time ≈ {minutes} min · live cells ≈ {seconds} s of CPU time ({threads} threads, "
+            f"measured {date}) · 阅读约 {minutes} 分钟 · 现场单元格约 {seconds} 秒 CPU 时间（{threads} 线程，{date} 测）")
 
 
 def opening(chapter: str, path=None) -> None:

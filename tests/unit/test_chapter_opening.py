@@ -18,23 +18,23 @@ def _write(tmp_path, chapters_):
     return path
 
 
-ENTRY = {"reading_words": 7010, "reading_minutes": 35.05, "live_seconds": 39.6, "cpu": "Some CPU",
+ENTRY = {"reading_words": 7010, "reading_minutes": 35.05, "live_seconds": 52.0, "live_cpu_seconds": 39.6, "cpu": "Some CPU",
          "cores": 8, "threads": 2, "date": "2026-11-29"}
 
 
 def test_the_line_reads_the_stored_numbers(tmp_path):
     path = _write(tmp_path, {"ch05_transformer": ENTRY})
     assert opening_line("ch05_transformer", path) == (
-        "Reading time ≈ 35 min · live cells ≈ 40 s (2 cores, measured 2026-11-29) · "
-        "阅读约 35 分钟 · 现场单元格约 40 秒（2 核，2026-11-29 测）")
+        "Reading time ≈ 35 min · live cells ≈ 40 s of CPU time (2 threads, measured 2026-11-29) · "
+        "阅读约 35 分钟 · 现场单元格约 40 秒 CPU 时间（2 线程，2026-11-29 测）")
     assert opening_line("ch05", path) == opening_line("ch05_transformer", path)     # the short name
 
 
 def test_opening_prints_the_line(tmp_path, capsys):
-    path = _write(tmp_path, {"ch02_worked_qkv": dict(ENTRY, reading_minutes=0.2, live_seconds=0.3)})
+    path = _write(tmp_path, {"ch02_worked_qkv": dict(ENTRY, reading_minutes=0.2, live_cpu_seconds=0.3)})
     assert chapters.opening("ch02_worked_qkv", path) is None
-    assert capsys.readouterr().out == ("Reading time ≈ 1 min · live cells ≈ 1 s (2 cores, measured 2026-11-29) · "
-                                       "阅读约 1 分钟 · 现场单元格约 1 秒（2 核，2026-11-29 测）\n")
+    assert capsys.readouterr().out == ("Reading time ≈ 1 min · live cells ≈ 1 s of CPU time (2 threads, measured "
+                                       "2026-11-29) · 阅读约 1 分钟 · 现场单元格约 1 秒 CPU 时间（2 线程，2026-11-29 测）\n")
 
 
 def test_a_missing_chapter_is_named(tmp_path):
@@ -55,8 +55,8 @@ def test_bad_chapter_names_are_refused(tmp_path, bad):
 def test_a_missing_file_or_field_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="chapter_times.py --store"):
         opening_line("ch05", tmp_path / "none.json")
-    entry = {k: v for k, v in ENTRY.items() if k != "live_seconds"}
-    with pytest.raises(ValueError, match="ch05.*live_seconds"):
+    entry = {k: v for k, v in ENTRY.items() if k != "live_cpu_seconds"}
+    with pytest.raises(ValueError, match="ch05.*live_cpu_seconds"):
         opening_line("ch05", _write(tmp_path, {"ch05_transformer": entry}))
 
 
@@ -65,7 +65,7 @@ def test_every_stored_chapter_has_a_line():
     assert stored
     for name, entry in stored.items():
         assert stored_times(name) == entry
-        assert f"≈ {max(1, round(entry['live_seconds']))} s" in opening_line(name)
+        assert f"≈ {max(1, round(entry['live_cpu_seconds']))} s of CPU time" in opening_line(name)
 
 
 def test_reading_words_count_english_prose_only():
