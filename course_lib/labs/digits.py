@@ -210,7 +210,9 @@ def digits_vit() -> dict:
     return out
 
 
-@recipe("ch06-digits-cnn", chapter="ch06", tolerance={"accuracy": 0.012}, data=_DATA)
+# accuracy tolerance widened from 0.012 to 0.035 after .ci/run's band table (tools/band_spread.py) showed three
+# kernel paths of one host using 27 % of the old band: a band covers other CPU models too (CONTRIBUTING).
+@recipe("ch06-digits-cnn", chapter="ch06", tolerance={"accuracy": 0.035}, data=_DATA)
 def digits_cnn() -> dict:
     """Chapter 6's CNN baseline (:func:`build_cnn`), 20 epochs of :func:`train_classifier`."""
     out = _digits_recipe(build_cnn)

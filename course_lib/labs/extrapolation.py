@@ -177,9 +177,11 @@ _PROBE_DATA = ("previous-token task, random sequences of 16 tokens, length 16 on
 
 # Retrained on 4 CPU paths (AVX-512 2 threads, AVX2 3 and 1 threads, plain C 1 thread). Sinusoidal:
 # spreads 2e-4 (1–15), 0.006 (16), 0.010 (17), 5e-4 (18–31), 2e-4 (32–63), final loss 2 %; learned: identical.
-# Tolerances: about 3x the spreads, at least 0.002 (2 sequences in 1000 per position).
+# Tolerances: about 3x the spreads, at least 0.002 (2 sequences in 1000 per position); acc_1_15 and acc_16
+# widened (0.005, 0.05) after .ci/run's band table (tools/band_spread.py) showed three kernel paths of one host
+# using 10 % and 33 % of the old ones: a band covers other CPU models too (CONTRIBUTING).
 @repro.recipe("ch04-probe-sinusoidal", chapter="ch04",
-              tolerance={"acc_1_15": 0.002, "acc_16": 0.015, "acc_17": 0.03, "acc_18_31": 0.002, "acc_32_63": 0.002},
+              tolerance={"acc_1_15": 0.005, "acc_16": 0.05, "acc_17": 0.03, "acc_18_31": 0.002, "acc_32_63": 0.002},
               data=_PROBE_DATA + " · 前一个词元任务，只在长度 16 上训练；在长度 64 的 1000 条新序列上逐位置评估")
 def _recipe_probe_sinusoidal() -> dict:
     return _probe_recipe("sinusoidal")
