@@ -19,7 +19,7 @@ import numpy as np
 
 from ..display import md_prose
 
-__all__ = ["Case", "Verdict", "run_checker", "check_by_hand", "compare", "recognise", "same"]
+__all__ = ["Case", "Verdict", "run_checker", "check_by_hand", "compare", "recognise", "same", "count_slips"]
 
 TIMEOUT_S = 5.0
 
@@ -280,4 +280,16 @@ def recognise(expected, mistakes, atol: float = 1e-6):
             if same(got, wrong, atol):
                 return (en, zh)
         return None
+    return diagnose
+
+
+def count_slips(mistakes: dict):
+    """A ``diagnose`` function for a count worked out by hand: an answer that is exactly one of the
+    integer keys of ``mistakes`` (``{wrong_count: (en, zh)}``) gets that key's hint; anything else none."""
+    def diagnose(got):
+        try:
+            value = float(np.asarray(got, dtype=float))
+        except (TypeError, ValueError):
+            return None
+        return mistakes.get(int(value)) if value.is_integer() else None
     return diagnose

@@ -220,3 +220,10 @@ test_the_tolerance_is_pinned = tolerance_test({
     "masked": (ex.check_masked_softmax, _masked_by_formula, 1e-6),
     "attention": (ex.check_attention, _attention_ok, 1e-6),
 })
+
+
+def test_count_slips_names_only_an_exact_integer_slip():
+    from course_lib.chapters._check import count_slips
+    diagnose = count_slips({12: ("biases missing", "少了偏置"), 7: ("W_O missing", "少了 W_O")})
+    assert diagnose(12) == ("biases missing", "少了偏置") and diagnose(np.float64(7.0)) == ("W_O missing", "少了 W_O")
+    assert diagnose(12.5) is None and diagnose(13) is None and diagnose("twelve") is None and diagnose(None) is None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._check import Case, Verdict, check_by_hand, run_checker
+from .._check import Case, Verdict, check_by_hand, count_slips, run_checker
 
 __all__ = ["check_mlm_masking", "check_bert_embedding_params", "check_layer_params", "BERT_BASE",
            "MINILM_LAYER", "reference_mlm_masking"]
@@ -139,12 +139,7 @@ def check_bert_embedding_params(answer) -> Verdict:
                                     "LayerNorm 有两个 768 维向量：权重和偏置"),
     }
 
-    def diagnose(got):
-        try:
-            value = float(np.asarray(got, dtype=float))
-        except (TypeError, ValueError):
-            return None
-        return mistakes.get(int(value)) if value.is_integer() else None
+    diagnose = count_slips(mistakes)
 
     case = Case("BERT-base embedding layer", "BERT-base 嵌入层", (), expected,
                 "count every table of the embedding layer, one row of 768 per entry, and the "
@@ -179,12 +174,7 @@ def check_layer_params(answer) -> Verdict:
                             "少了前馈网络：384 × 1536 和 1536 × 384，以及它们的偏置"),
     }
 
-    def diagnose(got):
-        try:
-            value = float(np.asarray(got, dtype=float))
-        except (TypeError, ValueError):
-            return None
-        return mistakes.get(int(value)) if value.is_integer() else None
+    diagnose = count_slips(mistakes)
 
     case = Case("one MiniLM layer", "一个 MiniLM 层", (), expected,
                 "attention: four d × d matrices and four biases; feed-forward: d × d_ff and d_ff × d with "

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .._check import Case, Verdict, check_by_hand, run_checker
+from .._check import Case, Verdict, check_by_hand, count_slips, run_checker
 from ..ch05.exercises import check_causal_mask  # the same rule as chapter 5's, for a decoder-only model
 
 __all__ = ["check_top_k", "check_causal_mask", "check_learning_rate", "check_kv_positions",
@@ -173,12 +173,7 @@ def check_kv_positions(answer) -> Verdict:
                       "并非每一步都读最终长度：第 i 步读提示和此前抽出的 i 个词元"),
     }
 
-    def diagnose(got):
-        try:
-            value = float(np.asarray(got, dtype=float))
-        except (TypeError, ValueError):
-            return None
-        return mistakes.get(int(value)) if value.is_integer() else None
+    diagnose = count_slips(mistakes)
 
     case = Case("positions without the cache", "不用缓存时的位置数", (), expected,
                 "add up the lengths the steps read: the prompt, then one token more each step",
