@@ -4,11 +4,28 @@ Expected values are worked out by hand or by an independent formula, never copie
 """
 
 import numpy as np
+import pytest
+import torch
 
-from course_lib.scratch.attention import softmax
+from course_lib.scratch.attention import scaled_dot_product_attention, softmax
 
 
 def test_softmax_of_equal_scores_is_uniform_and_of_a_large_gap_is_one_hot():
     np.testing.assert_allclose(softmax(np.zeros((2, 4))), np.full((2, 4), 0.25), rtol=0, atol=1e-15)
     # exp(0) / (exp(0) + exp(-1000)) = 1 to double precision; no overflow from the large score
     np.testing.assert_allclose(softmax(np.array([1000.0, 0.0])), [1.0, 0.0], rtol=0, atol=1e-300)
+
+
+def test_a_float_torch_mask_that_requires_grad_is_named_as_not_boolean():
+    # np.asarray alone refuses a tensor that requires grad (RuntimeError); the mask is detached first,
+    # so what the caller hears is the contract's TypeError about the dtype
+    Q, K, V = np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 4))
+    with pytest.raises(TypeError, match=r"mask must be boolean .*got dtype float32"):
+        scaled_dot_product_attention(Q, K, V, mask=torch.ones((2, 3), requires_grad=True))
+
+
+def test_a_mask_that_would_grow_the_scores_is_named():
+    # (2, 2, 3) broadcasts with the scores' (2, 3) but to (2, 2, 3), not to (2, 3): refused by name
+    Q, K, V = np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 4))
+    with pytest.raises(ValueError, match=r"mask must be broadcastable to the scores' shape \(2, 3\)"):
+        scaled_dot_product_attention(Q, K, V, mask=np.ones((2, 2, 3), dtype=bool))
