@@ -29,3 +29,15 @@ def test_a_mask_that_would_grow_the_scores_is_named():
     Q, K, V = np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 4))
     with pytest.raises(ValueError, match=r"mask must be broadcastable to the scores' shape \(2, 3\)"):
         scaled_dot_product_attention(Q, K, V, mask=np.ones((2, 2, 3), dtype=bool))
+
+
+@pytest.mark.parametrize("which, bad, exc, message", [
+    ("K", np.ones(4), ValueError, r"^K must have at least 2 dimension"),         # a vector, not (L_k, d_k)
+    ("K", [["a", "b", "c", "d"]], TypeError, r"^K must be an array of real numbers"),
+    ("V", np.ones(3), ValueError, r"^V must have at least 2 dimension"),         # a vector, not (L_k, d_v)
+    ("V", [["a"], ["b"], ["c"]], TypeError, r"^V must be an array of real numbers"),
+])
+def test_bad_keys_or_values_are_named(which, bad, exc, message):
+    args = {"Q": np.ones((2, 4)), "K": np.ones((3, 4)), "V": np.ones((3, 4)), which: bad}
+    with pytest.raises(exc, match=message):
+        scaled_dot_product_attention(**args)
