@@ -41,3 +41,8 @@ def test_bad_keys_or_values_are_named(which, bad, exc, message):
     args = {"Q": np.ones((2, 4)), "K": np.ones((3, 4)), "V": np.ones((3, 4)), which: bad}
     with pytest.raises(exc, match=message):
         scaled_dot_product_attention(**args)
+
+
+def test_a_value_dtype_that_differs_is_named_as_V():
+    with pytest.raises(ValueError, match=r"share one floating dtype; got Q float64, K float64, V float32$"):
+        scaled_dot_product_attention(np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 4), dtype=np.float32))
