@@ -3,6 +3,8 @@
 Expected values are worked out by hand or by an independent formula, never copied from the code.
 """
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -46,3 +48,33 @@ def test_bad_keys_or_values_are_named(which, bad, exc, message):
 def test_a_value_dtype_that_differs_is_named_as_V():
     with pytest.raises(ValueError, match=r"share one floating dtype; got Q float64, K float64, V float32$"):
         scaled_dot_product_attention(np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 4), dtype=np.float32))
+
+
+@pytest.mark.parametrize("axis, message", [
+    (0.5, r"^axis must be an integer, got float$"),
+    # a vector's only axis is 0 (or -1): 1 is one past the end, for ndim 1 as for any
+    (1, r"^axis must be in \[-1, 0\] for an input of 1 dimension\(s\), got 1$"),
+])
+def test_a_bad_softmax_axis_is_named_with_what_was_given(axis, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        softmax(np.ones(3), axis=axis)
+
+
+@pytest.mark.parametrize("shapes", [
+    ((2, 2, 4), (3, 3, 4), (2, 3, 4)),     # K's batch (3,) clashes with Q's and V's (2,)
+    ((2, 2, 4), (2, 3, 4), (3, 3, 4)),     # V's batch (3,) clashes with Q's and K's (2,)
+])
+def test_batch_dimensions_that_do_not_broadcast_are_named(shapes):
+    Q, K, V = (np.ones(s) for s in shapes)
+    got = ", ".join(f"{n} ({s[0]}, {s[1]}, {s[2]})" for n, s in zip("QKV", shapes))
+    with pytest.raises(ValueError, match=rf"^the batch dimensions of Q, K and V must broadcast; got {re.escape(got)}$"):
+        scaled_dot_product_attention(Q, K, V)
+
+
+@pytest.mark.parametrize("which", ["Q", "V"])
+def test_a_nan_in_the_queries_or_values_is_named(which):
+    args = {"Q": np.ones((2, 4)), "K": np.ones((3, 4)), "V": np.ones((3, 4))}
+    args[which] = args[which].copy()
+    args[which][1, 2] = np.nan
+    with pytest.raises(ValueError, match=rf"^{which} contains NaN"):
+        scaled_dot_product_attention(**args)
