@@ -23,7 +23,7 @@ from .positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
 from .seq2seq import AdditiveAttention, Seq2Seq
 from .transformer import Transformer, TransformerConfig
 from .vit import PatchEmbedding, ViT, ViTConfig, patchify
-from .bert import BERT, BERTConfig, BertClassifier, BertForMLM, mask_tokens
+from .bert import BERT, BERTConfig, BertClassifier, BertForMLM, init_bert_weights, mask_tokens
 from .gpt import GPT, GPTConfig
 from .rope import RotaryEmbedding  # chapter 11
 from .gqa import GroupedQueryAttention, kv_cache_bytes_per_token  # chapter 11

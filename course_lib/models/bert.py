@@ -40,7 +40,7 @@ from ._inputs import ConfigChecks, check_padding_mask, check_token_ids, resolve_
 from .layers import EncoderLayer
 from .positional import LearnedPositionalEncoding
 
-__all__ = ["BERT", "BERTConfig", "BertForMLM", "BertClassifier", "mask_tokens"]
+__all__ = ["BERT", "BERTConfig", "BertForMLM", "BertClassifier", "init_bert_weights", "mask_tokens"]
 
 # Hugging Face names of one BERT layer's parts, in the order of
 # ``_hf.encoder_layer_names``.
@@ -243,6 +243,38 @@ def _backbone_tensors(bert: BERT, state: dict[str, torch.Tensor], prefix: str = 
     positions = state["embeddings.position_embeddings.weight"]
     tensors[only_parameter(bert.pos_emb, "pos_emb")] = positions
     return {prefix + k: v for k, v in tensors.items()}
+
+
+def init_bert_weights(model: nn.Module, std: float = 0.02) -> nn.Module:
+    """BERT's initialisation, in place (chapter 7): every ``nn.Linear`` and ``nn.Embedding`` weight
+    drawn from N(0, ``std``²) cut at ±2 ``std`` (as Devlin et al.'s code), biases zero, LayerNorms
+    at weight 1 and bias 0, an embedding's padding row zero.
+
+    PyTorch's own defaults, which :class:`BERT` keeps, draw embeddings from N(0, 1). With the
+    decoder of :class:`BertForMLM` tied to the token embedding, the first logits then spread by
+    about √d_model and the masked-LM loss starts far above ln V. Uses PyTorch's global generator.
+
+    Returns:
+        ``model``.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if isinstance(std, bool) or not isinstance(std, (int, float)) or not 0 < std < float("inf"):
+        raise ValueError(f"std must be a positive finite number, got {std!r}")
+    seen = set()                                  # a tied weight (the MLM decoder's) is drawn once
+    for m in model.modules():
+        if isinstance(m, (nn.Linear, nn.Embedding)) and id(m.weight) not in seen:
+            seen.add(id(m.weight))
+            nn.init.trunc_normal_(m.weight, std=std, a=-2 * std, b=2 * std)
+        if isinstance(m, nn.Linear) and m.bias is not None:
+            nn.init.zeros_(m.bias)
+        if isinstance(m, nn.Embedding) and m.padding_idx is not None:
+            with torch.no_grad():
+                m.weight[m.padding_idx].zero_()
+        if isinstance(m, nn.LayerNorm):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+    return model
 
 
 class BertForMLM(nn.Module):
