@@ -3,13 +3,14 @@
 Expected values are worked out by hand or by an independent formula, never copied from the code.
 """
 
+import math
 import re
 
 import numpy as np
 import pytest
 import torch
 
-from course_lib.scratch.attention import scaled_dot_product_attention, softmax
+from course_lib.scratch.attention import masked_softmax, scaled_dot_product_attention, softmax
 
 
 def test_softmax_of_equal_scores_is_uniform_and_of_a_large_gap_is_one_hot():
@@ -78,3 +79,18 @@ def test_a_nan_in_the_queries_or_values_is_named(which):
     args[which][1, 2] = np.nan
     with pytest.raises(ValueError, match=rf"^{which} contains NaN"):
         scaled_dot_product_attention(**args)
+
+
+def test_masked_softmax_names_its_logits_x():
+    with pytest.raises(TypeError, match=r"^x must be an array of real numbers"):
+        masked_softmax(np.array(["a", "b"]), np.ones(2, dtype=bool))
+
+
+def test_masked_softmax_subtracts_each_rows_own_maximum_of_the_allowed_scores():
+    # row 0: a large allowed logit beside a masked one, no overflow: exp(0) / (exp(0) + exp(-1000)) = 1;
+    # row 1: far below row 0's maximum, yet softmax([0, 1]) = [1, e] / (1 + e), not an underflow to 0
+    x = np.array([[1000.0, 0.0, 5.0], [0.0, 1.0, 2.0]])
+    mask = np.array([[True, True, False], [True, True, False]])
+    e = math.e
+    np.testing.assert_allclose(masked_softmax(x, mask), [[1.0, 0.0, 0.0], [1 / (1 + e), e / (1 + e), 0.0]],
+                               rtol=1e-15, atol=1e-300)
