@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from course_lib.scratch.attention import masked_softmax, scaled_dot_product_attention, softmax
+from course_lib.scratch.masks import causal_mask, padding_mask, padding_mask_from_ids
 
 
 def test_softmax_of_equal_scores_is_uniform_and_of_a_large_gap_is_one_hot():
@@ -94,3 +95,17 @@ def test_masked_softmax_subtracts_each_rows_own_maximum_of_the_allowed_scores():
     e = math.e
     np.testing.assert_allclose(masked_softmax(x, mask), [[1.0, 0.0, 0.0], [1 / (1 + e), e / (1 + e), 0.0]],
                                rtol=1e-15, atol=1e-300)
+
+
+@pytest.mark.parametrize("call, exc, message", [
+    (lambda: causal_mask(3, offset=-1), ValueError, r"^offset must be an integer >= 0, got -1$"),
+    (lambda: padding_mask([1], 0), ValueError, r"^max_len must be an integer >= 1, got 0$"),
+    (lambda: padding_mask_from_ids(np.ones((2, 3), dtype=np.int64), -1), ValueError,
+     r"^pad_id must be an integer >= 0, got -1$"),
+    # float ids of the right rank are refused too, with what came
+    (lambda: padding_mask_from_ids(np.ones((2, 3)), 0), TypeError,
+     r"^ids must be a 2-D array of integer token ids \(B, L_k\), got dtype float64 and shape \(2, 3\)$"),
+], ids=["offset", "max_len", "pad_id", "float ids"])
+def test_mask_builders_name_a_bad_argument(call, exc, message):
+    with pytest.raises(exc, match=message):
+        call()
