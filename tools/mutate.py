@@ -7,7 +7,10 @@ the unit tests that cover the changed function (it maps tests to functions by
 tracing them once). A mutant is *killed* when a test fails, *times out* when its
 tests pass mutmut's CPU limit (a change that makes the code loop, but also a
 worker that was slow: reported apart, not in the killed share), *survives* when
-every test passes. A survivor is either a missing test or a change that
+every test passes. With the fork server, an *error* (mutmut's exit 255, which it counts as
+a timeout) is a worker whose pytest exited 4 before any test ran: a test module that calls
+the mutated function at import (``tests/unit/test_scratch_layers.py`` builds its masks so)
+cannot be imported with the mutant. Errors are reported apart too. A survivor is either a missing test or a change that
 cannot alter any result (an *equivalent* mutant, e.g. a buffer one row larger
 than it needs): those are listed, one per line with the reason, in
 ``tools/mutation_equivalent.txt``, which this script reads.
@@ -75,8 +78,12 @@ CORE = (
 
 # mutmut's exit codes (mutmut/stats.py) grouped as the report counts them
 KILLED, TIMEOUT, SURVIVED, NO_TESTS, NOT_RUN = "killed", "timeout", "survived", "no tests", "not run"
+ERROR = "error"
+# 255 is no timeout with the fork server (mutmut counts it one): the worker's run_tests raised,
+# which is pytest exiting 4, usually because a test module cannot be imported with the mutant
+# (a module-level call of the mutated function, e.g. tests/unit/test_scratch_layers.py's masks)
 STATUS = {1: KILLED, 3: KILLED, 0: SURVIVED, 5: NO_TESTS, 33: NO_TESTS, 36: TIMEOUT, -24: TIMEOUT, 24: TIMEOUT,
-          152: TIMEOUT, 255: TIMEOUT, None: NOT_RUN}
+          152: TIMEOUT, 255: ERROR, None: NOT_RUN}
 
 
 def check_layout() -> list[str]:
@@ -125,35 +132,37 @@ def report(results: dict, equivalent: dict, seconds: float | None, whole: bool =
 
     ``whole``: ``results`` hold every mutant of the core (not one area), so a listed equivalent
     missing from them is stale."""
-    wrongly = sorted(n for n in equivalent if n in results and results[n][0] in (KILLED, TIMEOUT))
+    wrongly = sorted(n for n in equivalent if n in results and results[n][0] in (KILLED, TIMEOUT, ERROR))
     counts = collections.Counter(status for status, _ in results.values())
-    eq = sorted(n for n in equivalent if n in results and results[n][0] not in (KILLED, TIMEOUT, NOT_RUN))
+    eq = sorted(n for n in equivalent if n in results and results[n][0] not in (KILLED, TIMEOUT, ERROR, NOT_RUN))
     ran = len(results) - counts[NOT_RUN]
-    detected = counts[KILLED] + counts[TIMEOUT]
+    detected = counts[KILLED] + counts[TIMEOUT] + counts[ERROR]
     judged = ran - len(eq)
     score = detected / judged if judged else None
     print(f"mutants in all:  {len(results)}")
     print(f"  not run:       {counts[NOT_RUN]}")
     print(f"  killed:        {counts[KILLED]}")
     print(f"  timeouts:      {counts[TIMEOUT]}   (mutmut's CPU limit: a loop, or a slow worker; not in the killed share)")
+    print(f"  errors:        {counts[ERROR]}   (exit 255: pytest exited 4, no test ran: a test module does not import "
+          f"with the mutant; not in the killed share)")
     print(f"  survived:      {counts[SURVIVED] + counts[NO_TESTS]}   ({counts[NO_TESTS]} of them covered by no test)")
     print(f"  equivalent:    {len(eq)}   (of the survivors, listed in {EQUIVALENT.relative_to(ROOT)})")
-    others = {s: n for s, n in counts.items() if s not in (KILLED, TIMEOUT, SURVIVED, NO_TESTS, NOT_RUN)}
+    others = {s: n for s, n in counts.items() if s not in (KILLED, TIMEOUT, ERROR, SURVIVED, NO_TESTS, NOT_RUN)}
     if others:
         print(f"  other:         {others}")
     if score is not None:
         killed = counts[KILLED] / judged
         print(f"killed share of non-equivalent mutants: {counts[KILLED]}/{judged} = {100 * killed:.1f} % "
               f"(goal {100 * GOAL:.0f} %: {'met' if killed >= GOAL else 'not met'}); "
-              f"killed or timed out: {detected}/{judged} = {100 * score:.1f} %")
+              f"killed, timed out or error: {detected}/{judged} = {100 * score:.1f} %")
     print(f"time: {seconds / 60:.1f} min" if seconds is not None else "time: not measured (--report)")
     by_file = collections.defaultdict(collections.Counter)
     for name, (status, source) in results.items():
         by_file[source]["equivalent" if name in eq else status] += 1
-    print("\nby module (killed / timeout / survived / equivalent / not run):")
+    print("\nby module (killed / timeout / error / survived / equivalent / not run):")
     for source, c in sorted(by_file.items()):
-        print(f"  {source:40} {c[KILLED]:5} {c[TIMEOUT]:4} {c[SURVIVED] + c[NO_TESTS]:4} {c['equivalent']:4} "
-              f"{c[NOT_RUN]:5}")
+        print(f"  {source:40} {c[KILLED]:5} {c[TIMEOUT]:4} {c[ERROR]:4} {c[SURVIVED] + c[NO_TESTS]:4} "
+              f"{c['equivalent']:4} {c[NOT_RUN]:5}")
     survivors = sorted(n for n, (s, _) in results.items() if s in (SURVIVED, NO_TESTS) and n not in equivalent)
     if survivors:
         print(f"\n{len(survivors)} survivors: add a test that kills each, or list it as equivalent "

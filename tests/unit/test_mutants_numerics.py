@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from course_lib.scratch.attention import masked_softmax, scaled_dot_product_attention, softmax
+from course_lib.scratch.linear import linear
 from course_lib.scratch.masks import causal_mask, padding_mask, padding_mask_from_ids
 
 
@@ -109,3 +110,22 @@ def test_masked_softmax_subtracts_each_rows_own_maximum_of_the_allowed_scores():
 def test_mask_builders_name_a_bad_argument(call, exc, message):
     with pytest.raises(exc, match=message):
         call()
+
+
+def test_linear_maps_a_single_row_and_keeps_the_inputs_dtype():
+    W = [[1.0, 2.0], [3.0, 4.0]]
+    # [1, 2] @ [[1, 2], [3, 4]] = [1*1 + 2*3, 1*2 + 2*4] = [7, 10]
+    np.testing.assert_array_equal(linear(np.array([1.0, 2.0]), W), [7.0, 10.0])
+    y = linear(np.array([[1.0, 2.0]], dtype=np.float32), W)   # float64 weights follow float32 inputs
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, [[7.0, 10.0]])
+
+
+@pytest.mark.parametrize("x, W, exc, message", [
+    (np.array(["a", "b"]), np.ones((2, 2)), TypeError, r"^X must be an array of real numbers"),
+    (np.float64(1.0), np.ones((1, 2)), ValueError, r"^X must have at least 1 dimension"),
+    (np.ones(2), [["a", "b"], ["c", "d"]], TypeError, r"^W_Q must be an array of real numbers"),
+], ids=["strings for x", "scalar x", "strings for W"])
+def test_linear_names_a_bad_argument_as_its_caller_calls_it(x, W, exc, message):
+    with pytest.raises(exc, match=message):
+        linear(x, W, names=("X", "W_Q", "b_Q"))
