@@ -13,6 +13,7 @@ import torch
 from course_lib.scratch.attention import masked_softmax, scaled_dot_product_attention, softmax
 from course_lib.scratch.linear import linear
 from course_lib.scratch.masks import causal_mask, padding_mask, padding_mask_from_ids
+from course_lib.scratch.positional import sinusoidal_positional_encoding
 
 
 def test_softmax_of_equal_scores_is_uniform_and_of_a_large_gap_is_one_hot():
@@ -129,3 +130,11 @@ def test_linear_maps_a_single_row_and_keeps_the_inputs_dtype():
 def test_linear_names_a_bad_argument_as_its_caller_calls_it(x, W, exc, message):
     with pytest.raises(exc, match=message):
         linear(x, W, names=("X", "W_Q", "b_Q"))
+
+
+def test_sinusoidal_encoding_accepts_base_2_and_names_a_base_that_is_no_number():
+    # d_model = 2: one pair, 2i = 0, angle pos / 2**0 = pos: columns sin(pos), cos(pos)
+    np.testing.assert_allclose(sinusoidal_positional_encoding(2, 2, base=2.0),
+                               [[0.0, 1.0], [math.sin(1.0), math.cos(1.0)]], rtol=0, atol=1e-15)
+    with pytest.raises(ValueError, match=r"^base must be a number > 1, got '10000'$"):
+        sinusoidal_positional_encoding(2, 2, base="10000")
