@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from course_lib.scratch.additive import additive_attention
 from course_lib.scratch.attention import masked_softmax, scaled_dot_product_attention, softmax
 from course_lib.scratch.linear import linear
 from course_lib.scratch.masks import causal_mask, padding_mask, padding_mask_from_ids
@@ -138,3 +139,48 @@ def test_sinusoidal_encoding_accepts_base_2_and_names_a_base_that_is_no_number()
                                [[0.0, 1.0], [math.sin(1.0), math.cos(1.0)]], rtol=0, atol=1e-15)
     with pytest.raises(ValueError, match=r"^base must be a number > 1, got '10000'$"):
         sinusoidal_positional_encoding(2, 2, base="10000")
+
+
+def _nan_at_0(shape):
+    a = np.zeros(shape)
+    a.flat[0] = np.nan
+    return a
+
+
+@pytest.mark.parametrize("bad, exc, message", [
+    ({"s": ["a", "b", "c"]}, TypeError, r"^s must be an array of real numbers"),
+    ({"s": np.float64(1.0)}, ValueError, r"^s must have at least 1 dimension"),
+    ({"H": np.zeros(4)}, ValueError, r"^H must have at least 2 dimension"),
+    ({"H": [["a"]]}, TypeError, r"^H must be an array of real numbers"),
+    ({"s": _nan_at_0(3)}, ValueError, r"^s contains NaN"),
+    ({"H": _nan_at_0((5, 4))}, ValueError, r"^H contains NaN"),
+    ({"W_s": np.zeros((2, 2))}, ValueError, r"^W_s must have shape \(d_s=3, d_a\), got \(2, 2\)$"),
+    ({"W_s": np.zeros(3)}, ValueError, r"^W_s must have shape \(d_s=3, d_a\), got \(3\)$"),  # the book writes a vector\'s shape (3)
+    ({"W_h": np.zeros((3, 2))}, ValueError, r"^W_h must have shape \(d_h=4, d_a\), got \(3, 2\)$"),
+    ({"W_s": [["a", "b"]] * 3}, TypeError, r"^W_s must be an array of real numbers"),
+    ({"W_s": _nan_at_0((3, 2))}, ValueError, r"^W_s contains NaN"),
+    ({"W_h": _nan_at_0((4, 2))}, ValueError, r"^W_h contains NaN"),
+    ({"v": ["a", "b"]}, TypeError, r"^v must be an array of real numbers"),
+    ({"W_h": np.zeros((4, 3))}, ValueError,
+     r"^W_s, W_h and v must share d_a: got W_s \(3, 2\), W_h \(4, 3\), v \(2\) \(expected v of shape \(d_a,\)\)$"),
+    ({"v": np.zeros(3)}, ValueError,
+     r"^W_s, W_h and v must share d_a: got W_s \(3, 2\), W_h \(4, 2\), v \(3\) \(expected v of shape \(d_a,\)\)$"),
+    ({"s": np.zeros((2, 3))}, ValueError,
+     r"^s \(\.\.\., d_s\) and H \(\.\.\., L, d_h\) must share the batch dimensions '\.\.\.'; got s \(2, 3\), H \(5, 4\)$"),
+])
+def test_additive_attention_names_a_bad_argument(bad, exc, message):
+    # a decoder state of d_s = 3 over L = 5 encoder states of d_h = 4, d_a = 2
+    args = {"s": np.zeros(3), "H": np.zeros((5, 4)), "W_s": np.zeros((3, 2)), "W_h": np.zeros((4, 2)),
+            "v": np.zeros(2), **bad}
+    with pytest.raises(exc, match=message):
+        additive_attention(**args)
+
+
+def test_additive_attention_of_one_unbatched_state_without_a_mask_by_hand():
+    # W_s = W_h = I, v = (1, 1): e_j = tanh(s_1 + H_j1) + tanh(s_2 + H_j2) with s = (1, 0)
+    s, H = np.array([1.0, 0.0]), np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    e = [math.tanh(2.0), 2 * math.tanh(1.0), math.tanh(1.0)]
+    w = np.array([math.exp(x) for x in e]) / sum(math.exp(x) for x in e)
+    context, weights = additive_attention(s, H, np.eye(2), np.eye(2), np.ones(2))
+    np.testing.assert_allclose(weights, w, rtol=1e-14)
+    np.testing.assert_allclose(context, [w[0], w[1]], rtol=1e-14)   # sum_j w_j H_j
