@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from course_lib.scratch.additive import additive_attention
+from course_lib.scratch.alibi import alibi_bias
 from course_lib.scratch.attention import masked_softmax, scaled_dot_product_attention, softmax
 from course_lib.scratch.linear import linear
 from course_lib.scratch.masks import causal_mask, padding_mask, padding_mask_from_ids
@@ -184,3 +185,8 @@ def test_additive_attention_of_one_unbatched_state_without_a_mask_by_hand():
     context, weights = additive_attention(s, H, np.eye(2), np.eye(2), np.ones(2))
     np.testing.assert_allclose(weights, w, rtol=1e-14)
     np.testing.assert_allclose(context, [w[0], w[1]], rtol=1e-14)   # sum_j w_j H_j
+
+
+def test_alibi_bias_names_a_causal_flag_that_is_no_bool_with_its_type():
+    with pytest.raises(TypeError, match=r"^causal must be True or False, got int 1$"):
+        alibi_bias(2, 1, 1, causal=1)
