@@ -15,6 +15,7 @@ from course_lib.scratch.alibi import alibi_bias
 from course_lib.scratch.attention import masked_softmax, scaled_dot_product_attention, softmax
 from course_lib.scratch.linear import linear
 from course_lib.scratch.masks import causal_mask, padding_mask, padding_mask_from_ids
+from course_lib.scratch.multihead import merge_heads
 from course_lib.scratch.positional import sinusoidal_positional_encoding
 
 
@@ -190,3 +191,12 @@ def test_additive_attention_of_one_unbatched_state_without_a_mask_by_hand():
 def test_alibi_bias_names_a_causal_flag_that_is_no_bool_with_its_type():
     with pytest.raises(TypeError, match=r"^causal must be True or False, got int 1$"):
         alibi_bias(2, 1, 1, causal=1)
+
+
+def test_merge_heads_concatenates_the_heads_of_one_unbatched_sequence():
+    X = np.arange(12.0).reshape(2, 3, 2)                  # 2 heads, L = 3, d_k = 2
+    # position l: head 0's features, then head 1's
+    expected = [[X[0, l, 0], X[0, l, 1], X[1, l, 0], X[1, l, 1]] for l in range(3)]
+    np.testing.assert_array_equal(merge_heads(X), expected)
+    with pytest.raises(ValueError, match=r"^X must have at least 3 dimension"):
+        merge_heads(np.ones((3, 4)))
