@@ -15,7 +15,7 @@ from course_lib.scratch.alibi import alibi_bias
 from course_lib.scratch.attention import masked_softmax, scaled_dot_product_attention, softmax
 from course_lib.scratch.linear import linear
 from course_lib.scratch.masks import causal_mask, padding_mask, padding_mask_from_ids
-from course_lib.scratch.multihead import merge_heads
+from course_lib.scratch.multihead import merge_heads, multi_head_attention
 from course_lib.scratch.positional import sinusoidal_positional_encoding
 
 
@@ -200,3 +200,14 @@ def test_merge_heads_concatenates_the_heads_of_one_unbatched_sequence():
     np.testing.assert_array_equal(merge_heads(X), expected)
     with pytest.raises(ValueError, match=r"^X must have at least 3 dimension"):
         merge_heads(np.ones((3, 4)))
+
+
+def test_multi_head_attention_adds_the_query_bias():
+    # one head, d_model = 1, every W = [[1]]: with b_q = 1 the query is 0 + 1 = 1 against keys 0 and 1,
+    # scores (0, 1), weights (1, e) / (1 + e), output = the weighted values 0 and 1 = e / (1 + e)
+    one = np.ones((1, 1))
+    out, w = multi_head_attention(np.array([[0.0]]), np.array([[0.0], [1.0]]), one, one, one, one, 1,
+                                  b_q=np.array([1.0]))
+    e = math.e
+    np.testing.assert_allclose(w, [[[1 / (1 + e), e / (1 + e)]]], rtol=1e-14)
+    np.testing.assert_allclose(out, [[e / (1 + e)]], rtol=1e-14)
