@@ -15,7 +15,7 @@ from course_lib.scratch.alibi import alibi_bias
 from course_lib.scratch.attention import masked_softmax, scaled_dot_product_attention, softmax
 from course_lib.scratch.linear import linear
 from course_lib.scratch.masks import causal_mask, padding_mask, padding_mask_from_ids
-from course_lib.scratch.multihead import merge_heads, multi_head_attention
+from course_lib.scratch.multihead import merge_heads, multi_head_attention, split_heads
 from course_lib.scratch.positional import sinusoidal_positional_encoding
 
 
@@ -211,3 +211,33 @@ def test_multi_head_attention_adds_the_query_bias():
     e = math.e
     np.testing.assert_allclose(w, [[[1 / (1 + e), e / (1 + e)]]], rtol=1e-14)
     np.testing.assert_allclose(out, [[e / (1 + e)]], rtol=1e-14)
+
+
+def _mha_bad_input_cases():
+    cases = [({"X_q": [["a", "b"]]}, TypeError, r"^X_q must be an array of real numbers"),
+             ({"X_kv": [["a", "b"]] * 3}, TypeError, r"^X_kv must be an array of real numbers")]
+    for W, x in (("W_Q", "X_q \\(1, 2\\)"), ("W_K", "X_kv \\(3, 2\\)"), ("W_V", "X_kv \\(3, 2\\)"),
+                 ("W_O", "the concatenated heads \\(1, 2\\)")):
+        cases.append(({W: np.ones((3, 2))}, ValueError,
+                      rf"^{W} must have shape \(d_in, d_out\) with d_in=2 to match {x}; got \(3, 2\)$"))
+    for b in ("b_q", "b_k", "b_v", "b_o"):
+        cases.append(({b: np.ones(3)}, ValueError, rf"^{b} must have shape \(d_out,\) = \(2,\), got \(3\)$"))
+    return cases
+
+
+@pytest.mark.parametrize("bad, exc, message", _mha_bad_input_cases())
+def test_multi_head_attention_names_a_bad_argument(bad, exc, message):
+    # d_model = 2, one head, one query over three keys
+    args = {"X_q": np.ones((1, 2)), "X_kv": np.ones((3, 2)), "W_Q": np.eye(2), "W_K": np.eye(2), "W_V": np.eye(2),
+            "W_O": np.eye(2), "num_heads": 1, **bad}
+    with pytest.raises(exc, match=message):
+        multi_head_attention(**args)
+
+
+@pytest.mark.parametrize("X, num_heads, exc, message", [
+    (np.ones(4), 2, ValueError, r"^X must have at least 2 dimension"),      # a vector, not (L, d_model)
+    (np.ones((3, 4)), 0, ValueError, r"^num_heads must be an integer >= 1, got 0$"),
+])
+def test_split_heads_names_a_bad_argument(X, num_heads, exc, message):
+    with pytest.raises(exc, match=message):
+        split_heads(X, num_heads)
