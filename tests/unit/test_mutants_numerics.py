@@ -16,6 +16,7 @@ from course_lib.scratch.attention import masked_softmax, scaled_dot_product_atte
 from course_lib.scratch.linear import linear
 from course_lib.scratch.masks import causal_mask, padding_mask, padding_mask_from_ids
 from course_lib.scratch.multihead import merge_heads, multi_head_attention, split_heads
+from course_lib.scratch.norms import rms_norm
 from course_lib.scratch.positional import sinusoidal_positional_encoding
 
 
@@ -241,3 +242,11 @@ def test_multi_head_attention_names_a_bad_argument(bad, exc, message):
 def test_split_heads_names_a_bad_argument(X, num_heads, exc, message):
     with pytest.raises(exc, match=message):
         split_heads(X, num_heads)
+
+
+def test_rms_norm_default_eps_is_one_millionth_and_a_scalar_is_named():
+    # x = (3, 4): mean of squares (9 + 16) / 2 = 12.5; LLaMA-1's eps 1e-6 under the root
+    np.testing.assert_allclose(rms_norm(np.array([3.0, 4.0]), np.ones(2)),
+                               [3 / math.sqrt(12.5 + 1e-6), 4 / math.sqrt(12.5 + 1e-6)], rtol=1e-15)
+    with pytest.raises(ValueError, match=r"^x must have at least 1 dimension"):
+        rms_norm(np.float64(2.0), np.ones(1))
