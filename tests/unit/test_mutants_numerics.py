@@ -13,11 +13,13 @@ import torch
 from course_lib.scratch.additive import additive_attention
 from course_lib.scratch.alibi import alibi_bias
 from course_lib.scratch.attention import masked_softmax, scaled_dot_product_attention, softmax
+from course_lib.scratch.layers import encoder_layer, feed_forward, layer_norm
 from course_lib.scratch.linear import linear
 from course_lib.scratch.masks import causal_mask, padding_mask, padding_mask_from_ids
 from course_lib.scratch.multihead import merge_heads, multi_head_attention, split_heads
-from course_lib.scratch.norms import rms_norm
+from course_lib.scratch.norms import rms_norm, swiglu
 from course_lib.scratch.positional import sinusoidal_positional_encoding
+from course_lib.scratch.rope import apply_rope, rope_angles
 
 
 def test_softmax_of_equal_scores_is_uniform_and_of_a_large_gap_is_one_hot():
@@ -250,3 +252,127 @@ def test_rms_norm_default_eps_is_one_millionth_and_a_scalar_is_named():
                                [3 / math.sqrt(12.5 + 1e-6), 4 / math.sqrt(12.5 + 1e-6)], rtol=1e-15)
     with pytest.raises(ValueError, match=r"^x must have at least 1 dimension"):
         rms_norm(np.float64(2.0), np.ones(1))
+
+
+@pytest.mark.parametrize("bad, exc, message", [
+    ({"x": ["a", "b"]}, TypeError, r"^x must be an array of real numbers"),
+    ({"g": ["a", "b"]}, TypeError, r"^g must be an array of real numbers"),
+    ({"g": np.float64(1.0)}, ValueError, r"^g must have at least 1 dimension"),
+    ({"x": _nan_at_0(2)}, ValueError, r"^x contains NaN"),
+    ({"g": _nan_at_0(2)}, ValueError, r"^g contains NaN"),
+    ({"eps": 0.0}, ValueError, r"^eps must be a positive number, got 0\.0$"),
+    ({"g": np.ones(3)}, ValueError, r"^g must have shape \(d,\) = \(2,\) to match x \(2\), got \(3\)$"),
+])
+def test_rms_norm_names_a_bad_argument(bad, exc, message):
+    with pytest.raises(exc, match=message):
+        rms_norm(**{"x": np.ones(2), "g": np.ones(2), **bad})
+
+
+@pytest.mark.parametrize("bad, exc, message", [
+    ({"x": [["a", "b"]]}, TypeError, r"^x must be an array of real numbers"),
+    *[({W: [["a"] * 3] * 2}, TypeError, rf"^{W} must be an array of real numbers") for W in ("W1", "W3", "W2")],
+    *[({W: np.ones(3)}, ValueError, rf"^{W} must have at least 2 dimension") for W in ("W1", "W3", "W2")],
+    ({"x": _nan_at_0((1, 2))}, ValueError, r"^x contains NaN"),
+    *[({W: _nan_at_0(s)}, ValueError, rf"^{W} contains NaN") for W, s in (("W1", (2, 3)), ("W3", (2, 3)),
+                                                                          ("W2", (3, 2)))],
+    ({"W1": np.ones((3, 3))}, ValueError,
+     r"^W1 must have shape \(d_model, d_ff\) with d_model=2 to match x \(1, 2\), got \(3, 3\)$"),
+    ({"W1": np.ones((2, 3, 1))}, ValueError,
+     r"^W1 must have shape \(d_model, d_ff\) with d_model=2 to match x \(1, 2\), got \(2, 3, 1\)$"),
+    ({"W3": np.ones((2, 4))}, ValueError, r"^W3 must have the shape of W1, \(d_model, d_ff\) = \(2, 3\), got \(2, 4\)$"),
+    ({"W2": np.ones((2, 3))}, ValueError, r"^W2 must have shape \(d_ff, d_model\) = \(3, 2\), got \(2, 3\)$"),
+])
+def test_swiglu_names_a_bad_argument(bad, exc, message):
+    # d_model = 2, d_ff = 3
+    args = {"x": np.ones((1, 2)), "W1": np.ones((2, 3)), "W3": np.ones((2, 3)), "W2": np.ones((3, 2)), **bad}
+    with pytest.raises(exc, match=message):
+        swiglu(**args)
+
+
+def test_rope_by_hand():
+    # d = 4, base 10000: omega = (10000^0, 10000^(-2/4)) = (1, 0.01); angle m * omega
+    np.testing.assert_allclose(rope_angles(2, 4), [[0.0, 0.0], [1.0, 0.01]], rtol=1e-15, atol=0)
+    # d = 2: row m turns the pair (1, 1) by m radians: (cos m - sin m, sin m + cos m)
+    c1, s1 = math.cos(1.0), math.sin(1.0)
+    np.testing.assert_allclose(apply_rope(np.ones((2, 2))), [[1.0, 1.0], [c1 - s1, s1 + c1]], rtol=1e-15)
+    c3, s3, c5, s5 = math.cos(3.0), math.sin(3.0), math.cos(5.0), math.sin(5.0)
+    np.testing.assert_allclose(apply_rope(np.ones((2, 2)), positions=np.array([3, 5])),
+                               [[c3 - s3, s3 + c3], [c5 - s5, s5 + c5]], rtol=1e-14)
+
+
+@pytest.mark.parametrize("call, exc, message", [
+    (lambda: rope_angles(0, 4), ValueError, r"^L must be an integer >= 1, got 0$"),
+    (lambda: rope_angles(2, 0), ValueError, r"^d must be an integer >= 2, got 0$"),
+    (lambda: rope_angles(2, 3), ValueError, r"^d must be even \(RoPE rotates pairs of columns \(2i, 2i\+1\)\), got 3$"),
+    (lambda: rope_angles(2, 4, base="x"), TypeError, r"^base must be a number > 1, got str 'x'$"),
+    (lambda: rope_angles(2, 4, base=True), TypeError, r"^base must be a number > 1, got bool True$"),
+    (lambda: rope_angles(2, 4, base=1), ValueError, r"^base must be a number > 1, got 1$"),
+    (lambda: apply_rope([["a", "b"]]), TypeError, r"^x must be an array of real numbers"),
+    (lambda: apply_rope(np.ones(4)), ValueError, r"^x must have at least 2 dimension"),
+    (lambda: apply_rope(_nan_at_0((2, 4))), ValueError, r"^x contains NaN"),
+    (lambda: apply_rope(np.ones((2, 3))), ValueError,
+     r"^x must have an even last dimension d \(RoPE rotates pairs of columns \(2i, 2i\+1\)\), got shape \(2, 3\)$"),
+    (lambda: apply_rope(np.ones((2, 0))), ValueError, r"^x must have an even last dimension d .*got shape \(2, 0\)$"),
+    (lambda: apply_rope(np.ones((2, 4)), base=1.0), ValueError, r"^base must be a number > 1, got 1\.0$"),
+    (lambda: apply_rope(np.ones((2, 4)), positions=np.array([0.0, 1.0])), TypeError,
+     r"^positions must be integers \(the position m of each row\), got dtype float64$"),
+    (lambda: apply_rope(np.ones((2, 4)), positions=np.arange(3)), ValueError,
+     r"^positions must have shape \(L,\) = \(2,\) to match x \(2, 4\), got \(3\)$"),
+])
+def test_rope_names_a_bad_argument(call, exc, message):
+    with pytest.raises(exc, match=message):
+        call()
+
+
+def test_layer_norm_and_feed_forward_by_hand():
+    # x = (1, 3): mean 2, biased variance 1, default eps 1e-5: s = sqrt(1 + 1e-5)
+    s = math.sqrt(1 + 1e-5)
+    np.testing.assert_allclose(layer_norm(np.array([1.0, 3.0]), np.array([2.0, 1.0]), np.array([0.0, 1.0])),
+                               [-2 / s, 1 / s + 1], rtol=1e-15)
+    # the default activation is ReLU: relu((1, -1) I + 0) I + (1, 1) = (1, 0) + (1, 1) = (2, 1)
+    np.testing.assert_array_equal(feed_forward(np.array([1.0, -1.0]), np.eye(2), np.zeros(2), np.eye(2), np.ones(2)),
+                                  [2.0, 1.0])
+
+
+@pytest.mark.parametrize("call, exc, message", [
+    (lambda: layer_norm([["a", "b"]], np.ones(2), np.zeros(2)), TypeError, r"^x must be an array of real numbers"),
+    (lambda: layer_norm(np.float64(1.0), np.ones(1), np.zeros(1)), ValueError, r"^x must have at least 1 dimension"),
+    (lambda: layer_norm(_nan_at_0(2), np.ones(2), np.zeros(2)), ValueError, r"^x contains NaN"),
+    (lambda: layer_norm(np.ones(2), np.ones(3), np.zeros(2)), ValueError,
+     r"^gamma must have shape \(d_model,\) = \(2,\), got \(3\)$"),
+    (lambda: layer_norm(np.ones(2), np.ones(2), np.zeros(3)), ValueError,
+     r"^beta must have shape \(d_model,\) = \(2,\), got \(3\)$"),
+    (lambda: layer_norm(np.ones(2), ["a", "b"], np.zeros(2)), TypeError, r"^gamma must be an array of real numbers"),
+    (lambda: layer_norm(np.ones(2), np.ones(2), ["a", "b"]), TypeError, r"^beta must be an array of real numbers"),
+    (lambda: layer_norm(np.ones(2), np.ones(2), np.zeros(2), eps=0), ValueError,
+     r"^eps must be a positive number, got 0$"),
+    (lambda: feed_forward(np.ones((1, 2)), np.ones((2, 3)), None, np.ones((3, 2)), None, activation="tanh"),
+     ValueError, r"^activation must be one of \['gelu', 'gelu_tanh', 'relu'\], got 'tanh'$"),
+    (lambda: feed_forward(np.ones((1, 2)), np.ones((3, 3)), None, np.ones((3, 2)), None), ValueError,
+     r"^W1 must have shape \(d_in, d_out\) with d_in=2 to match x \(1, 2\); got \(3, 3\)$"),
+    (lambda: feed_forward(np.ones((1, 2)), np.ones((2, 3)), np.ones(4), np.ones((3, 2)), None), ValueError,
+     r"^b1 must have shape \(d_out,\) = \(3,\), got \(4\)$"),
+    (lambda: feed_forward(np.ones((1, 2)), np.ones((2, 3)), None, np.ones((2, 2)), None), ValueError,
+     r"^W2 must have shape \(d_in, d_out\) with d_in=3 to match the hidden layer \(1, 3\); got \(2, 2\)$"),
+    (lambda: feed_forward(np.ones((1, 2)), np.ones((2, 3)), None, np.ones((3, 2)), np.ones(3)), ValueError,
+     r"^b2 must have shape \(d_out,\) = \(2,\), got \(3\)$"),
+    (lambda: encoder_layer(np.ones((2, 2)), []), TypeError, r"^params must be a dict \(see layer_params\), got list$"),
+    (lambda: encoder_layer(np.ones((2, 2)), {"num_heads": 1}), ValueError,
+     r"^params is missing the key\(s\) \['activation', 'eps', 'self_attn', 'ffn', 'norm1', 'norm2'\]; "
+     r"expected keys \['num_heads', 'activation', 'eps', 'self_attn', 'ffn', 'norm1', 'norm2'\]$"),
+], ids=["x strings", "x scalar", "x NaN", "gamma shape", "beta shape", "gamma strings", "beta strings", "eps",
+        "activation", "W1", "b1", "W2", "b2", "params list", "params keys"])
+def test_layer_norm_feed_forward_and_layers_name_a_bad_argument(call, exc, message):
+    with pytest.raises(exc, match=message):
+        call()
+
+
+def test_swiglu_of_one_vector_by_hand_and_rms_norm_keeps_float32():
+    # W1 = W3 = W2 = I: (SiLU(x) * x) with SiLU(z) = z / (1 + e^-z): x = (1, -1) -> (1/(1 + e^-1), 1/(1 + e))
+    e = math.e
+    np.testing.assert_allclose(swiglu(np.array([1.0, -1.0]), np.eye(2), np.eye(2), np.eye(2)),
+                               [1 / (1 + 1 / e), 1 / (1 + e)], rtol=1e-15)
+    with pytest.raises(ValueError, match=r"^x must have at least 1 dimension"):
+        swiglu(np.float64(1.0), np.eye(1), np.eye(1), np.eye(1))
+    # a float32 input stays float32 with a float64 gain
+    assert rms_norm(np.ones(2, dtype=np.float32), np.ones(2)).dtype == np.float32
