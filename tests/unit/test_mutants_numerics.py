@@ -18,6 +18,7 @@ from course_lib.scratch.linear import linear
 from course_lib.scratch.masks import causal_mask, padding_mask, padding_mask_from_ids
 from course_lib.scratch.multihead import merge_heads, multi_head_attention, split_heads
 from course_lib.scratch.norms import rms_norm, swiglu
+from course_lib.scratch.online_softmax import tiled_attention
 from course_lib.scratch.positional import sinusoidal_positional_encoding
 from course_lib.scratch.rope import apply_rope, rope_angles
 
@@ -376,3 +377,29 @@ def test_swiglu_of_one_vector_by_hand_and_rms_norm_keeps_float32():
         swiglu(np.float64(1.0), np.eye(1), np.eye(1), np.eye(1))
     # a float32 input stays float32 with a float64 gain
     assert rms_norm(np.ones(2, dtype=np.float32), np.ones(2)).dtype == np.float32
+
+
+@pytest.mark.parametrize("kwargs, exc, message", [
+    ({"mask": np.ones((2, 3))}, TypeError, r"^mask must be boolean with True meaning 'may attend', got dtype float64$"),
+    ({"mask": np.ones((2, 4), dtype=bool)}, ValueError,
+     r"^mask must be broadcastable to the scores' shape \(2, 3\) \(\.\.\., L_q, L_k\), got \(2, 4\)$"),
+    ({"mask": np.ones((2, 2, 3), dtype=bool)}, ValueError,     # broadcasts, but to more than the scores
+     r"^mask must be broadcastable to the scores' shape \(2, 3\) \(\.\.\., L_q, L_k\), got \(2, 2, 3\)$"),
+    ({"block_size": 0}, ValueError, r"^block_size must be an integer >= 1, got 0$"),
+    ({"causal": 1}, TypeError, r"^causal must be True or False, got int 1$"),
+], ids=["float mask", "mask shape", "mask grows", "block_size", "causal"])
+def test_tiled_attention_names_a_bad_argument(kwargs, exc, message):
+    with pytest.raises(exc, match=message):
+        tiled_attention(np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 4)), **kwargs)
+
+
+def test_apply_rope_rotates_float32_rows_in_float32():
+    # the angles' cosines and sines are rounded to the input's float32, then each pair turned in float32:
+    # bit for bit (a float64 cos or sin would round the products once instead, and differ in the last bit)
+    x = np.random.default_rng(0).standard_normal((64, 8)).astype(np.float32)
+    theta = rope_angles(64, 8)
+    c, s = np.cos(theta).astype(np.float32), np.sin(theta).astype(np.float32)
+    expected = np.stack([x[:, 0::2] * c - x[:, 1::2] * s, x[:, 0::2] * s + x[:, 1::2] * c], axis=-1).reshape(64, 8)
+    y = apply_rope(x)
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, expected)
