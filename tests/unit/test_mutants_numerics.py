@@ -403,3 +403,11 @@ def test_apply_rope_rotates_float32_rows_in_float32():
     y = apply_rope(x)
     assert y.dtype == np.float32
     np.testing.assert_array_equal(y, expected)
+
+
+def test_tiled_attention_tiles_by_64_by_default():
+    # tiles of 64 (FlashAttention's usual B_r = B_c): 130 rows are cut 64 + 64 + 2; the running sums are
+    # rescaled at each tile border, so another tiling rounds differently and would not be equal bit for bit
+    rng = np.random.default_rng(1)
+    Q, K, V = (rng.standard_normal((130, 16)) for _ in range(3))
+    np.testing.assert_array_equal(tiled_attention(Q, K, V), tiled_attention(Q, K, V, block_size=64))
