@@ -411,3 +411,33 @@ def test_tiled_attention_tiles_by_64_by_default():
     rng = np.random.default_rng(1)
     Q, K, V = (rng.standard_normal((130, 16)) for _ in range(3))
     np.testing.assert_array_equal(tiled_attention(Q, K, V), tiled_attention(Q, K, V, block_size=64))
+
+
+def test_tiled_attention_of_float32_inputs_computes_in_float32():
+    # one tile (L <= 64): float32 softmax attention with the scale applied to Q first, every step in float32;
+    # a float64 scale, running maximum, running sum or accumulator would round differently
+    rng = np.random.default_rng(2)
+    Q, K, V = (rng.standard_normal((8, 16)).astype(np.float32) for _ in range(3))
+    s = (Q * np.float32(1 / math.sqrt(16))) @ K.T
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    expected = (p @ V) / p.sum(axis=-1, keepdims=True)
+    assert expected.dtype == np.float32
+    np.testing.assert_array_equal(tiled_attention(Q, K, V), expected)
+
+
+def test_tiled_attention_of_float32_inputs_rescales_in_float32_across_two_key_tiles():
+    # 8 keys in tiles of 4, FlashAttention's recurrence unrolled by hand, every step in float32:
+    # tile 1 gives m1, l1 = sum exp(s1 - m1), a1 = exp(s1 - m1) V1; tile 2 rescales them by exp(m1 - m2)
+    rng = np.random.default_rng(3)
+    Q, K, V = rng.standard_normal((4, 16)).astype(np.float32), *(rng.standard_normal((8, 16)).astype(np.float32)
+                                                                  for _ in range(2))
+    s = (Q * np.float32(1 / math.sqrt(16))) @ K.T
+    s1, s2 = s[:, :4], s[:, 4:]
+    m1 = s1.max(axis=-1, keepdims=True)
+    p1 = np.exp(s1 - m1)
+    m2 = np.maximum(m1, s2.max(axis=-1, keepdims=True))
+    p2, c = np.exp(s2 - m2), np.exp(m1 - m2)
+    ell = c * p1.sum(axis=-1, keepdims=True) + p2.sum(axis=-1, keepdims=True)
+    acc = c * (p1 @ V[:4]) + p2 @ V[4:]
+    assert (acc / ell).dtype == np.float32
+    np.testing.assert_array_equal(tiled_attention(Q, K, V, block_size=4), acc / ell)
