@@ -13,7 +13,7 @@ import torch
 from course_lib.scratch.additive import additive_attention
 from course_lib.scratch.alibi import alibi_bias
 from course_lib.scratch.attention import masked_softmax, scaled_dot_product_attention, softmax
-from course_lib.scratch.layers import encoder_layer, feed_forward, layer_norm
+from course_lib.scratch.layers import decoder_layer, encoder_layer, feed_forward, layer_norm
 from course_lib.scratch.linear import linear
 from course_lib.scratch.masks import causal_mask, padding_mask, padding_mask_from_ids
 from course_lib.scratch.multihead import merge_heads, multi_head_attention, split_heads
@@ -441,3 +441,26 @@ def test_tiled_attention_of_float32_inputs_rescales_in_float32_across_two_key_ti
     acc = c * (p1 @ V[:4]) + p2 @ V[4:]
     assert (acc / ell).dtype == np.float32
     np.testing.assert_array_equal(tiled_attention(Q, K, V, block_size=4), acc / ell)
+
+
+def _zero_layer_params(d=2, decoder=False):
+    zero_attn = {k: np.zeros((d, d)) for k in ("W_Q", "W_K", "W_V", "W_O")}
+    norm = {"gamma": np.ones(d), "beta": np.zeros(d)}
+    p = {"num_heads": 1, "activation": "relu", "eps": 1e-5, "self_attn": zero_attn,
+         "ffn": {"W1": np.zeros((d, 3)), "b1": None, "W2": np.zeros((3, d)), "b2": None}, "norm1": norm, "norm2": norm}
+    if decoder:
+        p.update(cross_attn=zero_attn, norm3=norm)
+    return p
+
+
+def test_layers_are_post_ln_by_default_and_the_decoder_names_its_memory():
+    # every weight 0: each sublayer adds 0, so pre-LN returns x, and post-LN (the 2017 default) layer-normalises
+    # x = (1, 3) once per sublayer: (-a, a) with a = 1 / sqrt(1 + eps), then (-a, a) / sqrt(a^2 + eps), ...
+    x = np.array([[1.0, 3.0]])
+    a = 1 / math.sqrt(1 + 1e-5)
+    twice = a / math.sqrt(a * a + 1e-5)
+    thrice = twice / math.sqrt(twice * twice + 1e-5)
+    np.testing.assert_allclose(encoder_layer(x, _zero_layer_params()), [[-twice, twice]], rtol=1e-12)
+    np.testing.assert_allclose(decoder_layer(x, x, _zero_layer_params(decoder=True)), [[-thrice, thrice]], rtol=1e-12)
+    with pytest.raises(ValueError, match=r"^memory must have at least 2 dimension"):
+        decoder_layer(x, np.ones(2), _zero_layer_params(decoder=True))
