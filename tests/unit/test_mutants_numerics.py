@@ -464,3 +464,29 @@ def test_layers_are_post_ln_by_default_and_the_decoder_names_its_memory():
     np.testing.assert_allclose(decoder_layer(x, x, _zero_layer_params(decoder=True)), [[-thrice, thrice]], rtol=1e-12)
     with pytest.raises(ValueError, match=r"^memory must have at least 2 dimension"):
         decoder_layer(x, np.ones(2), _zero_layer_params(decoder=True))
+
+
+def test_linear_names_a_bad_weight_or_bias_and_casts_the_bias_to_the_inputs_dtype():
+    x, W = np.ones(2), np.eye(2)
+    names = ("X", "W_Q", "b_Q")
+    with pytest.raises(ValueError, match=r"^W_Q contains NaN"):
+        linear(x, _nan_at_0((2, 2)), names=names)
+    with pytest.raises(TypeError, match=r"^b_Q must be an array of real numbers"):
+        linear(x, W, ["a", "b"], names=names)
+    with pytest.raises(ValueError, match=r"^b_Q contains NaN"):
+        linear(x, W, _nan_at_0(2), names=names)
+    y = linear(np.ones(2, dtype=np.float32), W, np.array([0.5, 0.25]))   # float64 bias, float32 input
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, [1.5, 1.25])
+
+
+def test_the_decoder_layers_feed_forward_uses_the_activation_of_its_params():
+    # pre-LN, attention weights 0, W1 = W2 = I: y + GELU(LN(y)); LN((1, 3)) = (-a, a) with a = 1 / sqrt(1 + eps),
+    # GELU(z) = z * Phi(z) with Phi(z) = (1 + erf(z / sqrt 2)) / 2 (ReLU would give (0, a))
+    p = _zero_layer_params(decoder=True)
+    p.update(activation="gelu", ffn={"W1": np.eye(2), "b1": None, "W2": np.eye(2), "b2": None})
+    a = 1 / math.sqrt(1 + 1e-5)
+    phi = lambda z: (1 + math.erf(z / math.sqrt(2))) / 2   # noqa: E731
+    y = np.array([[1.0, 3.0]])
+    np.testing.assert_allclose(decoder_layer(y, y, p, norm_first=True), [[1 - a * phi(-a), 3 + a * phi(a)]],
+                               rtol=1e-7)
