@@ -39,7 +39,7 @@ from torch.nn import functional as F
 
 from .. import repro
 from .._validate import check_positive_int
-from ..models import BertForMLM, mask_tokens
+from ..models import BertForMLM, init_bert_weights, mask_tokens
 from .capstone import MAX_LEN, MODEL, load_reviews
 from .pretrain import cosine_learning_rate, mlm_loss, run_mlm
 from .sentiment import build_classifier
@@ -56,18 +56,18 @@ MIN_PIECE = 8
 """A piece after a text's first that is shorter than this (a tail) is dropped."""
 MAX_UNK = 0.01
 """The largest share of held-out review characters the vocabulary may leave ``<unk>``."""
-PRETRAIN = dict(steps=1500, batch_size=64, lr=2e-3, warmup=100, clip=1.0, seed=0, mask_prob=0.15)
+PRETRAIN = dict(steps=8000, batch_size=64, lr=2e-3, warmup=200, clip=1.0, seed=0, mask_prob=0.15)
 """AdamW (weight decay 0.01), linear warm-up, then cosine decay to ``lr / 10`` over ``steps``;
 rows drawn at random with ``seed``, the tokens to predict with ``seed + 1``."""
-LOG_EVERY = 50
+LOG_EVERY = 100
 """A point of the stored curve every this many steps (the mean training loss since the last)."""
 CHECK_PREFIX = 100
 """``tools/train.py --check`` retrains this many steps of the run."""
 CURVE_TOLERANCE = repro.CURVE_TOLERANCE_MIN
 """How far a retrained prefix's curve point may land from the stored one (nats). Measured over the first
-100 steps on one thread: AVX2 against ``ATEN_CPU_CAPABILITY=default`` with SSE4.2 MKL, the two curve
-points (23.83 and 15.11 nats) differ by at most 1.9e-7; a hundred times that is below the course's floor
-for another CPU model, :data:`course_lib.repro.CURVE_TOLERANCE_MIN` (1e-4), which is used."""
+100 steps on one thread: AVX2 against ``ATEN_CPU_CAPABILITY=default`` with SSE4.2 MKL, the curve point
+(7.7456 nats) differs by 2.9e-8; a hundred times that is below the course's floor for another CPU
+model, :data:`course_lib.repro.CURVE_TOLERANCE_MIN` (1e-4), which is used."""
 
 
 def pieces(texts, size: int = MAX_LEN - 2) -> list[str]:
@@ -171,9 +171,10 @@ def learning_rate(step: int) -> float:
 
 
 def build_mlm(vocab_size: int) -> BertForMLM:
-    """The sentiment classifier's encoder (``capstone.MODEL``, this vocabulary, random) with an MLM head."""
+    """The sentiment classifier's encoder (``capstone.MODEL``, this vocabulary) with an MLM head, drawn
+    with BERT's initialisation (:func:`~course_lib.models.init_bert_weights`, after ``MODEL["seed"]``)."""
     model = build_classifier(check_positive_int(vocab_size, "vocab_size"), max_len=MAX_LEN, **MODEL)
-    return BertForMLM(model.bert)
+    return init_bert_weights(BertForMLM(model.bert))
 
 
 def pretrain(steps: int | None = None, log_every: int | None = None) -> dict:
@@ -246,11 +247,11 @@ def held_out_scores(mlm: BertForMLM, v=None, seed: int = 0, baselines: bool = Tr
     chosen = labels != -100
     loss, right = torch.zeros((), dtype=torch.float64), 0
     for i in range(0, len(X), _ROWS):                 # rows at a time: the (S, V) logits stay small
-        c = chosen[i:i + _ROWS]
-        h = m.bert(inputs[i:i + _ROWS], attention_mask=M[i:i + _ROWS])[c]                    # (S_i, d_model)
+        at = chosen[i:i + _ROWS]
+        h = m.bert(inputs[i:i + _ROWS], attention_mask=M[i:i + _ROWS])[at]                   # (S_i, d_model)
         logits = m.decoder(m.norm(F.gelu(m.transform(h))))                                     # (S_i, V)
-        loss = loss + F.cross_entropy(logits, labels[i:i + _ROWS][c], reduction="sum")
-        right += int((logits.argmax(-1) == labels[i:i + _ROWS][c]).sum())
+        loss = loss + F.cross_entropy(logits, labels[i:i + _ROWS][at], reduction="sum")
+        right += int((logits.argmax(-1) == labels[i:i + _ROWS][at]).sum())
     n = int(chosen.sum())
     out = {"mlm_loss": float(loss / n), "mlm_accuracy": right / n, "predicted": n}
     if baselines:
@@ -284,7 +285,7 @@ def load_encoder(directory=None):
                    "scored on the 2000 held-out reviews' characters · 在领域内无标注文本上做掩码语言模型预训练")
 def bert_mlm_reviews_recipe(steps: int | None = None) -> dict:
     """Chapter 7: in-domain masked-LM pretraining of the sentiment encoder (``steps``: a prefix)."""
-    run = pretrain(steps, log_every=100)
+    run = pretrain(steps, log_every=500)
     out = {"model": run["model"], "curve": run["curve"], "lr": run["lr"]}
     if steps is None or steps == PRETRAIN["steps"]:
         v = vocab()

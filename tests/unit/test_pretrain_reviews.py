@@ -120,3 +120,14 @@ def test_bad_input_names_the_argument():
         pr.held_out_scores(torch.nn.Linear(2, 2))
     with pytest.raises(ValueError, match="texts"):
         pr.unk_share(Vocab.build(["好书"], specials=BERT_SPECIALS), [""])
+
+
+def test_held_out_scores_of_a_model_at_bert_init_is_the_uniform_guess_with_both_baselines():
+    # the recipe's own path (baselines=True): a model drawn with BERT's initialisation and never trained
+    # gives every character about the same logit, so its loss is ln V; the counting baselines come back
+    # beside it, each below the uniform guess, the bigram below the unigram
+    v = pr.vocab()
+    s = pr.held_out_scores(pr.build_mlm(len(v)), v)
+    assert s["mlm_loss"] == pytest.approx(math.log(len(v)), abs=0.05)
+    assert s["predicted"] > 0
+    assert s["bigram_loss"] < s["unigram_loss"] < math.log(len(v))
