@@ -490,3 +490,17 @@ def test_the_decoder_layers_feed_forward_uses_the_activation_of_its_params():
     y = np.array([[1.0, 3.0]])
     np.testing.assert_allclose(decoder_layer(y, y, p, norm_first=True), [[1 - a * phi(-a), 3 + a * phi(a)]],
                                rtol=1e-7)
+
+
+def test_the_layers_normalise_with_the_eps_of_their_params():
+    # eps = 0.1, not LayerNorm's default 1e-5: LN((1, 3)) = (-a, a) with a = 1 / sqrt(1 + 0.1)
+    p = _zero_layer_params()
+    p["eps"] = 0.1
+    a = 1 / math.sqrt(1.1)
+    x = np.array([[1.0, 3.0]])
+    # post-LN, every weight 0: LN twice
+    np.testing.assert_allclose(encoder_layer(x, p), [[-a / math.sqrt(a * a + 0.1), a / math.sqrt(a * a + 0.1)]],
+                               rtol=1e-12)
+    # pre-LN, zero attention, identity ReLU feed-forward: x + relu(LN x) = (1 + 0, 3 + a)
+    p["ffn"] = {"W1": np.eye(2), "b1": None, "W2": np.eye(2), "b2": None}
+    np.testing.assert_allclose(encoder_layer(x, p, norm_first=True), [[1.0, 3.0 + a]], rtol=1e-12)
