@@ -207,7 +207,7 @@ def main(argv=None) -> int:
         for p in paths:
             if p.stem in results and "chapters.opening(" in p.read_text(encoding="utf-8"):
                 if patch_opening_output(p.with_suffix(".ipynb"), p.stem):
-                    print(f"  {p.with_suffix('.ipynb').relative_to(ROOT)}: its opening line's stored output")
+                    print(f"  {p.with_suffix('.ipynb').resolve().relative_to(ROOT)}: its opening line's stored output")
     if failed:
         print(f"not measured (the notebook failed): {', '.join(failed)}")
     return 1 if failed else 0
