@@ -90,7 +90,14 @@ class KVCache:
 
         Returns:
             ``(K, V)``, each ``(B, num_heads, L_cached + L_new, d_k)``.
+
+        Raises:
+            ValueError: ``K`` or ``V`` is not a 4-D tensor, or does not match the cache.
         """
+        for name, t in (("K", K), ("V", V)):
+            if not isinstance(t, torch.Tensor) or t.dim() != 4:
+                got = shape_str(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+                raise ValueError(f"{name} must be a (B, num_heads, L_new, d_k) tensor, got {got}")
         if self.K is not None:
             if K.shape[:-2] != self.K.shape[:-2] or K.shape[-1] != self.K.shape[-1]:
                 raise ValueError(f"cache holds keys of shape {shape_str(self.K.shape)} "

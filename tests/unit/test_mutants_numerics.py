@@ -504,3 +504,55 @@ def test_the_layers_normalise_with_the_eps_of_their_params():
     # pre-LN, zero attention, identity ReLU feed-forward: x + relu(LN x) = (1 + 0, 3 + a)
     p["ffn"] = {"W1": np.eye(2), "b1": None, "W2": np.eye(2), "b2": None}
     np.testing.assert_allclose(encoder_layer(x, p, norm_first=True), [[1.0, 3.0 + a]], rtol=1e-12)
+
+
+# ---- course_lib.models.attention: KVCache and MultiHeadAttention.from_torch ----
+
+def test_kv_cache_starts_empty_and_grows_along_the_positions():
+    from course_lib.models.attention import KVCache
+
+    cache = KVCache()
+    assert cache.K is None and cache.V is None and len(cache) == 0          # kills __init__ 2 (V = "")
+    K1, V1 = torch.zeros(1, 2, 3, 4), torch.ones(1, 2, 3, 4)
+    K2, V2 = torch.full((1, 2, 1, 4), 2.0), torch.full((1, 2, 1, 4), 3.0)
+    cache.update(K1, V1)
+    K, V = cache.update(K2, V2)
+    assert K.shape == V.shape == (1, 2, 4, 4) and len(cache) == 4
+    assert torch.equal(K[:, :, 3], K2[:, :, 0]) and torch.equal(V[:, :, :3], V1)
+
+
+@pytest.mark.parametrize("bad", [torch.zeros(2, 3, 4), torch.zeros(1, 1, 2, 3, 4), "K"])
+def test_kv_cache_names_a_key_or_value_that_is_not_4d(bad):
+    from course_lib.models.attention import KVCache
+
+    good = torch.zeros(1, 2, 3, 4)
+    with pytest.raises(ValueError, match=r"^K must be a \(B, num_heads, L_new, d_k\) tensor"):
+        KVCache().update(bad, good)
+    with pytest.raises(ValueError, match=r"^V must be a \(B, num_heads, L_new, d_k\) tensor"):
+        KVCache().update(good, bad)
+
+
+def test_from_torch_refuses_add_zero_attn_alone_with_the_whole_message():
+    from torch import nn
+
+    from course_lib.models.attention import MultiHeadAttention
+
+    m = nn.MultiheadAttention(8, 2, add_zero_attn=True)                     # no bias_k: kills `or` -> `and` (4)
+    message = ("m must have kdim == vdim == embed_dim and no add_bias_kv or add_zero_attn; "
+               "those variants are not covered by the book")
+    with pytest.raises(ValueError) as err:
+        MultiHeadAttention.from_torch(m)
+    assert str(err.value) == message                                          # kills 9, 11, 12
+
+
+def test_from_torch_keeps_the_dtype_and_the_dropout():
+    from torch import nn
+
+    from course_lib.models.attention import MultiHeadAttention
+
+    torch.manual_seed(0)
+    m = nn.MultiheadAttention(8, 2, dropout=0.25).double()
+    ours = MultiHeadAttention.from_torch(m)
+    assert ours.q_proj.weight.dtype == torch.float64                          # kills 16 (.to(None))
+    assert ours.dropout == 0.25                                               # kills 23 (dropout not passed)
+    assert torch.equal(ours.q_proj.weight, m.in_proj_weight[:8])
