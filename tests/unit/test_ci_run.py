@@ -31,8 +31,8 @@ def test_summary_lists_each_part_and_the_failure_then_stops():
     assert out.returncode == 3
     lines = out.stdout.splitlines()
     head = lines.index("== .ci/run: where the time went ==")
-    assert re.fullmatch(r" +0 s  first part", lines[head + 1])
-    assert re.fullmatch(r" +0 s  the failing part  FAILED \(exit 3\)", lines[head + 2])
+    assert re.fullmatch(r" +\d+ s  first part", lines[head + 1])          # 0 s, or 1 on a loaded machine
+    assert re.fullmatch(r" +\d+ s  the failing part  FAILED \(exit 3\)", lines[head + 2])
     assert re.fullmatch(r" +\d+ s  in all", lines[head + 3])
     assert "never reached" not in out.stdout
     assert len(lines) == head + 4
