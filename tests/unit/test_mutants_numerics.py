@@ -557,3 +557,74 @@ def test_from_torch_keeps_the_dtype_and_the_dropout():
     assert ours.q_proj.weight.dtype == torch.float64                          # kills 16 (.to(None))
     assert ours.dropout == 0.25                                               # kills 23 (dropout not passed)
     assert torch.equal(ours.q_proj.weight, m.in_proj_weight[:8])
+
+
+# ---- course_lib.models.attention: MultiHeadAttention ----
+
+def test_multi_head_attention_has_biases_by_default_and_none_when_asked():
+    from course_lib.models.attention import MultiHeadAttention
+
+    with_bias, without = MultiHeadAttention(8, 2), MultiHeadAttention(8, 2, bias=False)
+    for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):               # kills __init__ 2 (bias=False)
+        assert getattr(with_bias, proj).bias.shape == (8,)
+        assert getattr(without, proj).bias is None
+
+
+@pytest.mark.parametrize("d_model, message", [
+    (0, "d_model must be an integer >= 1, got 0"),
+    (8.0, "d_model must be an integer >= 1, got float 8.0"),
+])
+def test_multi_head_attention_names_a_bad_d_model(d_model, message):
+    from course_lib.models.attention import MultiHeadAttention
+
+    with pytest.raises((ValueError, TypeError)) as err:
+        MultiHeadAttention(d_model, 2)
+    assert str(err.value) == message                                          # kills __init__ 5, 8, 9
+
+
+@pytest.mark.parametrize("which, L", [("key", "L_k"), ("value", "L_k"), ("query", "L_q")])
+def test_multi_head_attention_names_the_layout_of_a_bad_input(which, L):
+    from course_lib.models.attention import MultiHeadAttention
+
+    mha = MultiHeadAttention(8, 2)
+    args = {"query": torch.zeros(1, 3, 8), "key": torch.zeros(1, 4, 8), "value": torch.zeros(1, 4, 8)}
+    args[which] = torch.zeros(1, 4, 6)
+    with pytest.raises(ValueError) as err:
+        mha(**args)
+    assert str(err.value) == f"{which} must have last dimension 8 of shape (B, {L}, d_model=8), got shape (1, 4, 6)"
+
+
+def test_multi_head_attention_names_key_and_value_of_different_lengths_whole():
+    from course_lib.models.attention import MultiHeadAttention
+
+    with pytest.raises(ValueError) as err:
+        MultiHeadAttention(8, 2)(torch.zeros(1, 3, 8), torch.zeros(1, 4, 8), torch.zeros(1, 5, 8))
+    assert str(err.value) == ("query (B, L_q, d_model), key and value (B, L_k, d_model) must share B, "
+                              "and key and value must share L_k; got query (1, 3, 8), key (1, 4, 8), "
+                              "value (1, 5, 8)")                             # kills _check_inputs 38-41
+
+
+def test_multi_head_attention_returns_no_weights_by_default():
+    from course_lib.models.attention import MultiHeadAttention
+
+    torch.manual_seed(0)
+    x = torch.randn(1, 3, 8)
+    out, weights = MultiHeadAttention(8, 2)(x, x, x)
+    assert weights is None and out.shape == (1, 3, 8)                         # kills forward 1
+
+
+def test_multi_head_attention_drops_weights_in_training_under_a_mask_too():
+    from course_lib.models.attention import MultiHeadAttention
+
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(8, 2, dropout=0.5)
+    x = torch.randn(2, 5, 8)
+    mask = torch.ones(2, 1, 5, 5, dtype=torch.bool).tril()
+    torch.manual_seed(1)
+    train_out = mha(x, x, x, mask=mask)[0]
+    mha.eval()
+    eval_out = mha(x, x, x, mask=mask)[0]
+    assert not torch.allclose(train_out, eval_out)                            # kills forward 88 (no dropout_p)
+    mha.train()
+    torch.manual_seed(1)
+    assert torch.equal(mha(x, x, x, mask=mask)[0], train_out)                 # the same draws, the same output
