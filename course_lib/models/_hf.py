@@ -2,7 +2,7 @@
 
 Chapters 7 and 8 (``ch07_bert``, ``ch08_gpt``) check the book's BERT and GPT against
 ``transformers`` by loading the *same* weights into both
-(``tests/test_hf_equivalence.py`` does the same for ViT), and chapters 7
+(``tests/unit/test_hf_equivalence.py`` does the same for ViT), and chapters 7
 and 8 run the pretrained all-MiniLM-L6-v2 in the book's BERT. The copy is
 a renaming: a table maps each of our module
 paths to the Hugging Face module path that holds the same matrix, e.g.

@@ -271,7 +271,7 @@ class ViT(nn.Module):
 
         Returns:
             A :class:`ViT` in eval mode with the same weights
-            (``tests/test_hf_equivalence.py`` compares the two; chapter 6
+            (``tests/unit/test_hf_equivalence.py`` compares the two; chapter 6
             does not use it).
         """
         c = hf_model.config

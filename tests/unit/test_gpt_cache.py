@@ -5,6 +5,7 @@ import torch
 
 from course_lib.models.gpt import GPT
 from course_lib.scratch.masks import causal_mask
+from hf_models import assert_close, make
 
 
 @pytest.fixture
@@ -133,3 +134,65 @@ def test_cache_cannot_grow_past_max_len(gpt):
         gpt(torch.zeros(1, 20, dtype=torch.long), cache=cache)
         with pytest.raises(ValueError, match="20 cached positions.*max_len = 24"):
             gpt(torch.zeros(1, 5, dtype=torch.long), cache=cache)
+
+
+# ------------------------------------------ GPT.from_hf against transformers' GPT-2 (random weights)
+# transformers is imported by these tests only: the mutation runs fork a worker per mutant, and most
+# of this module's tests need none of it.
+
+def _hf():
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    return transformers
+
+
+def gpt_config(**extra):
+    return _hf().GPT2Config(vocab_size=60, n_positions=20, n_embd=32, n_layer=2, n_head=4,
+                                   bos_token_id=0, eos_token_id=0, **extra)
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_gpt_logits(tied):
+    hf = make(_hf().GPT2LMHeadModel, gpt_config(tie_word_embeddings=tied))
+    ours = GPT.from_hf(hf)
+    assert (ours.lm_head.weight is ours.tok_emb.weight) == tied
+    ids = torch.randint(0, 60, (2, 12), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        assert_close(ours(ids), hf(ids).logits)
+
+
+def test_gpt_from_bare_model_ties_head():
+    hf = make(_hf().GPT2Model, gpt_config())
+    ours = GPT.from_hf(hf)
+    ids = torch.randint(0, 60, (2, 7), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        h = hf(ids).last_hidden_state
+        assert_close(ours(ids), h @ hf.wte.weight.T)
+
+
+def test_gpt_right_padding_leaves_real_positions_unchanged():
+    """Causal attention never looks right, so right padding cannot matter."""
+    hf = make(_hf().GPT2LMHeadModel, gpt_config())
+    ours = GPT.from_hf(hf)
+    ids = torch.randint(1, 60, (2, 10), generator=torch.Generator().manual_seed(4))
+    mask = torch.ones_like(ids)
+    mask[1, 5:] = 0
+    ids[1, 5:] = 0
+    with torch.no_grad():
+        theirs = hf(ids, attention_mask=mask).logits
+        logits = ours(ids)
+    real = mask.bool()
+    assert_close(logits[real], theirs[real])
+
+
+def test_gpt_greedy_generation_matches_transformers():
+    hf = make(_hf().GPT2LMHeadModel, gpt_config())
+    ours = GPT.from_hf(hf)
+    prompt = torch.tensor([[5, 17, 42]])
+    expected = hf.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=8,
+                           do_sample=False, pad_token_id=0)
+    assert torch.equal(ours.generate(prompt, 8, top_k=1), expected)

@@ -1,4 +1,4 @@
-"""The book's ViT, BERT and GPT compute what ``transformers`` computes.
+"""The book's ViT and BERT compute what ``transformers`` computes (the GPT: ``test_gpt_cache.py``).
 
 Each test builds a small Hugging Face model with random weights (no download),
 copies it with ``from_hf`` and compares outputs in float32 within 1e-5.
@@ -16,35 +16,8 @@ import transformers  # pinned in requirements.txt: a broken install fails, never
 transformers.logging.set_verbosity_error()
 
 from course_lib.models.bert import BERT, BertClassifier, BertForMLM  # noqa: E402
-from course_lib.models.gpt import GPT  # noqa: E402
 from course_lib.models.vit import ViT, patchify  # noqa: E402
-
-ATOL = 1e-5
-SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
-
-
-def assert_close(ours, theirs):
-    assert ours.shape == theirs.shape
-    assert theirs.abs().max() > 1e-2, "reference output is trivially small"
-    torch.testing.assert_close(ours, theirs, atol=ATOL, rtol=0)
-
-
-@torch.no_grad()
-def make(cls, config):
-    """A Hugging Face model with weights large enough that every mistake shows.
-
-    With the default N(0, 0.02) initialisation activations stay near zero,
-    where GELU and its tanh approximation agree to 1e-6 and a LayerNorm
-    with weight 1 and bias 0 could be skipped unnoticed.
-    """
-    torch.manual_seed(0)
-    model = cls(config).eval()
-    for p in model.parameters():
-        if p.ndim >= 2:
-            p.normal_(0.0, 0.2)
-        else:
-            p.uniform_(0.5, 1.5)
-    return model
+from hf_models import ATOL, SMALL, assert_close, make  # noqa: E402
 
 
 # --------------------------------------------------------------------- BERT
@@ -97,56 +70,6 @@ def test_bert_mlm_and_classifier_heads(padded_batch):
 def test_bert_mlm_head_is_tied_to_token_embeddings():
     model = BertForMLM.from_hf(make(transformers.BertForMaskedLM, bert_config()))
     assert model.decoder.weight is model.bert.tok_emb.weight
-
-
-# ---------------------------------------------------------------------- GPT
-
-def gpt_config(**extra):
-    return transformers.GPT2Config(vocab_size=60, n_positions=20, n_embd=32, n_layer=2, n_head=4,
-                                   bos_token_id=0, eos_token_id=0, **extra)
-
-
-@pytest.mark.parametrize("tied", [True, False])
-def test_gpt_logits(tied):
-    hf = make(transformers.GPT2LMHeadModel, gpt_config(tie_word_embeddings=tied))
-    ours = GPT.from_hf(hf)
-    assert (ours.lm_head.weight is ours.tok_emb.weight) == tied
-    ids = torch.randint(0, 60, (2, 12), generator=torch.Generator().manual_seed(2))
-    with torch.no_grad():
-        assert_close(ours(ids), hf(ids).logits)
-
-
-def test_gpt_from_bare_model_ties_head():
-    hf = make(transformers.GPT2Model, gpt_config())
-    ours = GPT.from_hf(hf)
-    ids = torch.randint(0, 60, (2, 7), generator=torch.Generator().manual_seed(3))
-    with torch.no_grad():
-        h = hf(ids).last_hidden_state
-        assert_close(ours(ids), h @ hf.wte.weight.T)
-
-
-def test_gpt_right_padding_leaves_real_positions_unchanged():
-    """Causal attention never looks right, so right padding cannot matter."""
-    hf = make(transformers.GPT2LMHeadModel, gpt_config())
-    ours = GPT.from_hf(hf)
-    ids = torch.randint(1, 60, (2, 10), generator=torch.Generator().manual_seed(4))
-    mask = torch.ones_like(ids)
-    mask[1, 5:] = 0
-    ids[1, 5:] = 0
-    with torch.no_grad():
-        theirs = hf(ids, attention_mask=mask).logits
-        logits = ours(ids)
-    real = mask.bool()
-    assert_close(logits[real], theirs[real])
-
-
-def test_gpt_greedy_generation_matches_transformers():
-    hf = make(transformers.GPT2LMHeadModel, gpt_config())
-    ours = GPT.from_hf(hf)
-    prompt = torch.tensor([[5, 17, 42]])
-    expected = hf.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=8,
-                           do_sample=False, pad_token_id=0)
-    assert torch.equal(ours.generate(prompt, 8, top_k=1), expected)
 
 
 # ---------------------------------------------------------------------- ViT
