@@ -1,9 +1,11 @@
 """course_lib.repro, data and training: bands, checkpoints, the one loop."""
 
+import io
 import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -212,3 +214,43 @@ def test_a_live_band_may_not_be_narrower_than_the_floor_for_other_cpu_models():
     torch.manual_seed(0)
     training.train(torch.nn.Linear(3, 1), lambda s: batch, loss, 40, 0.05, log_every=20,
                    reference=ref, rel=repro.LIVE_REL_MIN)
+
+
+# ---- the host as the band log names it: _cpu_model and _in_notebook ----
+
+def _fake_open(text):
+    def fake(path, *args, **kwargs):
+        assert path == "/proc/cpuinfo" and kwargs.get("encoding") == "utf-8"
+        return io.StringIO(text)
+    return fake
+
+
+def test_cpu_model_is_the_first_model_name_line_after_its_first_colon(monkeypatch):
+    text = ("processor\t: 0\nvendor_id\t: Acme\nmodel name\t: Acme Core: 9 @ 3.0GHz \n"
+            "model name\t: second\n")
+    monkeypatch.setattr(repro, "open", _fake_open(text), raising=False)
+    assert repro._cpu_model() == "Acme Core: 9 @ 3.0GHz"
+
+
+@pytest.mark.parametrize("processor, expected", [("acme64", "acme64"), ("", "x86_64")])
+def test_cpu_model_falls_back_to_the_platform_without_a_model_name(monkeypatch, processor, expected):
+    monkeypatch.setattr(repro.platform, "processor", lambda: processor)
+    monkeypatch.setattr(repro.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(repro, "open", _fake_open("processor\t: 0\nModel Name: lower-case key\n"), raising=False)
+    assert repro._cpu_model() == expected
+
+    def unreadable(*args, **kwargs):
+        raise FileNotFoundError("/proc/cpuinfo")
+    monkeypatch.setattr(repro, "open", unreadable, raising=False)
+    assert repro._cpu_model() == expected
+
+
+@pytest.mark.parametrize("shell, expected", [("ZMQInteractiveShell", True), ("TerminalInteractiveShell", False),
+                                             (None, False)])
+def test_in_notebook_only_in_a_jupyter_kernel(monkeypatch, shell, expected):
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = (lambda: None) if shell is None else (lambda: type(shell, (), {})())
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    assert repro._in_notebook() is expected
+    monkeypatch.delitem(sys.modules, "IPython")
+    assert repro._in_notebook() is False
