@@ -134,3 +134,21 @@ def test_transformer_helpers_name_bad_input():
         sequence_log_prob(model, src, torch.tensor([[3, 2], [3, 2]]), 1, 2)
     with pytest.raises(ValueError, match=r"eos_id must be an integer in \[0, tgt_vocab\)"):
         sequence_log_prob(model, src, torch.tensor([[3, 2]]), 1, 7)
+
+
+def test_greedy_pads_a_finished_sequence_and_stops_adding_to_its_score():
+    """Row 0 ends at once (<eos>, 0.7); row 1 goes on for two more steps (A 0.8, A 0.6, <eos> 0.9)."""
+    table = {0: {(): {EOS: 0.7, A: 0.3}},
+             1: {(): {A: 0.8, EOS: 0.2}, (A,): {A: 0.6, B: 0.4}, (A, A): {EOS: 0.9, B: 0.1}}}
+
+    def log_prob_fn(prefixes):                                              # (B, 1, t) -> (B, 1, 5)
+        out = torch.full((prefixes.shape[0], 1, 5), float("-inf"), dtype=torch.float64)
+        for b in range(prefixes.shape[0]):
+            for tok, p in table[b].get(tuple(prefixes[b, 0, 1:].tolist()), {EOS: 1.0}).items():
+                out[b, 0, tok] = math.log(p)
+        return out
+
+    tokens, scores = greedy_search(log_prob_fn, 2, SOS, EOS, PAD, max_len=5)
+    assert tokens.tolist() == [[EOS, PAD, PAD], [A, A, EOS]]
+    assert scores.dtype == torch.float64
+    assert scores.tolist() == [math.log(0.7), math.log(0.8) + math.log(0.6) + math.log(0.9)]
