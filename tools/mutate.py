@@ -10,10 +10,13 @@ worker that was slow: reported apart, not in the killed share), *survives* when
 every test passes. With the fork server, an *error* (mutmut's exit 255, which it counts as
 a timeout) is a worker whose pytest exited 4 before any test ran: a test module that calls
 the mutated function at import (``tests/unit/test_scratch_layers.py`` builds its masks so)
-cannot be imported with the mutant. Errors are reported apart too. A survivor is either a missing test or a change that
-cannot alter any result (an *equivalent* mutant, e.g. a buffer one row larger
-than it needs): those are listed, one per line with the reason, in
-``tools/mutation_equivalent.txt``, which this script reads.
+cannot be imported with the mutant. mutmut keeps no output, so this script runs the tests of each
+error once more under its mutant (:func:`verify_errors`): when pytest reports a test module it could
+not import (``ERROR collecting``), the mutant broke that import and counts as *killed at import*
+(the same tests passed without mutants in mutmut's clean run); the other errors are reported apart.
+A survivor is either a missing test or a change that cannot alter any result (an
+*equivalent* mutant, e.g. a buffer one row larger than it needs): those are listed,
+one per line with the reason, in ``tools/mutation_equivalent.txt``, which this script reads.
 
 The score is the share of non-equivalent mutants that are killed; the goal is
 90 %. mutmut keeps each mutant's result in ``mutants/`` and tests again only the functions whose code changed, so a run can be split
@@ -23,6 +26,7 @@ module by module and the report combines them::
     python tools/mutate.py 'course_lib.scratch.*'   # (again) the mutants of one area (mutmut's names, fnmatch)
     python tools/mutate.py --survivors              # again the survivors not listed as equivalent
     python tools/mutate.py --report                 # the report of what mutants/ holds, no run
+                                                    # (errors verified by an earlier run count as kills)
     python tools/mutate.py --max-children 2         # mutmut's workers (default 1: a shared CPU)
 
 Each worker runs with ``OMP_NUM_THREADS=1`` and ``MKL_NUM_THREADS=1`` (set here, in the
@@ -79,6 +83,9 @@ CORE = (
 # mutmut's exit codes (mutmut/stats.py) grouped as the report counts them
 KILLED, TIMEOUT, SURVIVED, NO_TESTS, NOT_RUN = "killed", "timeout", "survived", "no tests", "not run"
 ERROR = "error"
+KILLED_AT_IMPORT = "killed at import"
+IMPORT_KILLS = ROOT / "mutants" / "import_kills.json"
+"""The errors verified as a test module failing to import under the mutant (:func:`verify_errors`), cached."""
 # 255 is no timeout with the fork server (mutmut counts it one): the worker's run_tests raised,
 # which is pytest exiting 4, usually because a test module cannot be imported with the mutant
 # (a module-level call of the mutated function, e.g. tests/unit/test_scratch_layers.py's masks)
@@ -127,38 +134,97 @@ def read_results(patterns) -> dict[str, tuple[str, str]]:
     return results
 
 
+def function_of(name: str) -> str:
+    """The mangled function of a mutant: ``course_lib.repro.x_recipe__mutmut_2`` -> ``course_lib.repro.x_recipe``."""
+    head, sep, number = name.rpartition("__mutmut_")
+    if not sep or not head or not number.isdigit():
+        raise ValueError(f"name must be a mutmut mutant name '<function>__mutmut_<n>', got {name!r}")
+    return head
+
+
+def import_failure(output: str) -> str | None:
+    """The first test module that pytest could not import, read from its output (``ERROR collecting
+    <module>``), or None.
+
+    Under a mutant this is a kill: mutmut runs the mutants only after the same tests passed without
+    any (its clean run), so the module's import fails because of the changed code, and the test
+    suite with it.
+    """
+    for block in output.split("ERROR collecting ")[1:]:
+        words = block.split()
+        if words and words[0].endswith(".py"):
+            return words[0]
+    return None
+
+
+def verify_errors(names, cache_path: Path | None = None, run=subprocess.run, cached_only: bool = False,
+                  stats_path: Path | None = None) -> dict[str, str | None]:
+    """For each error (exit 255) of ``names``: run its tests under the mutant, in ``mutants/``, and return
+    ``{name: the test module that failed to import with it, or None}`` (with ``cached_only``, None for a
+    mutant not yet verified, and nothing runs).
+
+    mutmut records no output, and an exit 4 of pytest (no test ran) also follows a test id that is
+    not found. A result is cached in :data:`IMPORT_KILLS` under the function's hash, so a mutant whose
+    function changed is verified again.
+    """
+    cache_path = IMPORT_KILLS if cache_path is None else cache_path
+    stats_path = ROOT / "mutants" / "mutmut-stats.json" if stats_path is None else stats_path
+    stats = json.loads(stats_path.read_text("utf-8"))
+    cache = json.loads(cache_path.read_text("utf-8")) if cache_path.is_file() else {}
+    out = {}
+    for name in names:
+        function = function_of(name)
+        key = f"{name} {stats['function_hashes'].get(function, '')}"
+        if key not in cache and cached_only:
+            out[name] = None
+            continue
+        if key not in cache:
+            tests = sorted(stats["tests_by_mangled_function_name"].get(function, ()))
+            env = {**os.environ, "MUTANT_UNDER_TEST": name, "COURSE_DATA": str(ROOT / "data"),
+                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+            done = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-x", *tests],
+                       cwd=ROOT / "mutants", env=env, capture_output=True, text=True)
+            cache[key] = import_failure(done.stdout + done.stderr) if tests else None
+            cache_path.write_text(json.dumps(cache, indent=1, ensure_ascii=False), "utf-8")
+        out[name] = cache[key]
+    return out
+
+
 def report(results: dict, equivalent: dict, seconds: float | None, whole: bool = True) -> float | None:
     """Print the figures; return the killed share of the non-equivalent mutants that ran.
 
     ``whole``: ``results`` hold every mutant of the core (not one area), so a listed equivalent
     missing from them is stale."""
-    wrongly = sorted(n for n in equivalent if n in results and results[n][0] in (KILLED, TIMEOUT, ERROR))
+    wrongly = sorted(n for n in equivalent if n in results and results[n][0] in (KILLED, KILLED_AT_IMPORT, TIMEOUT, ERROR))
     counts = collections.Counter(status for status, _ in results.values())
-    eq = sorted(n for n in equivalent if n in results and results[n][0] not in (KILLED, TIMEOUT, ERROR, NOT_RUN))
+    eq = sorted(n for n in equivalent if n in results and results[n][0] not in (KILLED, KILLED_AT_IMPORT, TIMEOUT, ERROR, NOT_RUN))
     ran = len(results) - counts[NOT_RUN]
-    detected = counts[KILLED] + counts[TIMEOUT] + counts[ERROR]
+    killed = counts[KILLED] + counts[KILLED_AT_IMPORT]
+    detected = killed + counts[TIMEOUT] + counts[ERROR]
     judged = ran - len(eq)
     score = detected / judged if judged else None
     print(f"mutants in all:  {len(results)}")
     print(f"  not run:       {counts[NOT_RUN]}")
-    print(f"  killed:        {counts[KILLED]}")
+    print(f"  killed:        {killed}   ({counts[KILLED_AT_IMPORT]} of them at import: a test module failed to import "
+          f"under the mutant, seen in its tests' output)")
     print(f"  timeouts:      {counts[TIMEOUT]}   (mutmut's CPU limit: a loop, or a slow worker; not in the killed share)")
     print(f"  errors:        {counts[ERROR]}   (exit 255: pytest exited 4, no test ran: a test module does not import "
           f"with the mutant; not in the killed share)")
     print(f"  survived:      {counts[SURVIVED] + counts[NO_TESTS]}   ({counts[NO_TESTS]} of them covered by no test)")
     print(f"  equivalent:    {len(eq)}   (of the survivors, listed in {EQUIVALENT.relative_to(ROOT)})")
-    others = {s: n for s, n in counts.items() if s not in (KILLED, TIMEOUT, ERROR, SURVIVED, NO_TESTS, NOT_RUN)}
+    others = {s: n for s, n in counts.items()
+              if s not in (KILLED, KILLED_AT_IMPORT, TIMEOUT, ERROR, SURVIVED, NO_TESTS, NOT_RUN)}
     if others:
         print(f"  other:         {others}")
     if score is not None:
-        killed = counts[KILLED] / judged
-        print(f"killed share of non-equivalent mutants: {counts[KILLED]}/{judged} = {100 * killed:.1f} % "
-              f"(goal {100 * GOAL:.0f} %: {'met' if killed >= GOAL else 'not met'}); "
+        share = killed / judged
+        print(f"killed share of non-equivalent mutants: {killed}/{judged} = {100 * share:.1f} % "
+              f"(goal {100 * GOAL:.0f} %: {'met' if share >= GOAL else 'not met'}); "
               f"killed, timed out or error: {detected}/{judged} = {100 * score:.1f} %")
     print(f"time: {seconds / 60:.1f} min" if seconds is not None else "time: not measured (--report)")
     by_file = collections.defaultdict(collections.Counter)
     for name, (status, source) in results.items():
-        by_file[source]["equivalent" if name in eq else status] += 1
+        by_file[source]["equivalent" if name in eq else KILLED if status == KILLED_AT_IMPORT else status] += 1
     print("\nby module (killed / timeout / error / survived / equivalent / not run):")
     for source, c in sorted(by_file.items()):
         print(f"  {source:40} {c[KILLED]:5} {c[TIMEOUT]:4} {c[ERROR]:4} {c[SURVIVED] + c[NO_TESTS]:4} "
@@ -174,7 +240,7 @@ def report(results: dict, equivalent: dict, seconds: float | None, whole: bool =
     stale = sorted(set(equivalent) - set(results))
     if whole and stale and not any(results[n][0] == NOT_RUN for n in results):
         print(f"\nlisted as equivalent but no such mutant (the code changed; remove them): {', '.join(stale)}")
-    return counts[KILLED] / judged if judged else None
+    return killed / judged if judged else None
 
 
 def main(argv=None) -> int:
@@ -215,7 +281,16 @@ def main(argv=None) -> int:
             print(f"mutmut run exited with {done.returncode}", file=sys.stderr)
             return done.returncode
     print()
-    score = report(read_results(patterns), equivalent, seconds, whole=not args.patterns)
+    results = read_results(patterns)
+    errors = sorted(n for n, (status, _) in results.items() if status == ERROR)
+    if errors:
+        if not args.report:
+            print(f"verifying {len(errors)} errors: their tests run under each mutant (cached in "
+                  f"{IMPORT_KILLS.relative_to(ROOT)}) ...", flush=True)
+        for name, module in verify_errors(errors, cached_only=args.report).items():
+            if module is not None:
+                results[name] = (KILLED_AT_IMPORT, results[name][1])
+    score = report(results, equivalent, seconds, whole=not args.patterns)
     if args.fail_under is not None and (score is None or 100 * score < args.fail_under):
         return 1
     return 0
