@@ -113,7 +113,7 @@ def _number(value, name: str) -> float:
     return value
 
 
-def band(label: str, value, lo, hi, *, digits: int = 3, unit: str = "") -> float:
+def band(label: str, value, lo, hi, *, digits: int = 3, unit: str = "", bounds=None) -> float:
     """Print a machine-dependent number with its checked band; fail outside it.
 
     Prints ``label: ⟨value⟩ ✓ band [lo, hi]`` and returns ``value``. If the
@@ -126,6 +126,11 @@ def band(label: str, value, lo, hi, *, digits: int = 3, unit: str = "") -> float
         lo, hi: the band's ends, ``lo <= hi``.
         digits: decimals printed for the value and the band.
         unit: printed after the value and each end (e.g. ``"%"``).
+        bounds: ``(least, greatest)``, the values the quantity can take at all (``(0, 100)`` for a
+            percentage), or None. The band is printed and checked cut to them (an accuracy's band
+            ends at 100 %), while the band log (``COURSE_BAND_LOG``) keeps ``[lo, hi]`` whole:
+            ``tools/band_spread.py`` measures a band's width against the spread of the kernel paths,
+            and a cut end that no value can cross would make the band look narrower than it is.
     """
     if not isinstance(label, str) or not label.strip():
         raise TypeError("label must be a non-empty string")
@@ -139,6 +144,13 @@ def band(label: str, value, lo, hi, *, digits: int = 3, unit: str = "") -> float
         raise TypeError(f"unit must be a string, got {type(unit).__name__}")
     f = f"{{:.{int(digits)}f}}{unit}"
     _log_band(label, value, lo, hi)
+    if bounds is not None:
+        least, greatest = _bounds(bounds)
+        if not least <= value <= greatest:
+            raise ValueError(f"value must lie within bounds [{least}, {greatest}], got {value}")
+        lo, hi = max(lo, least), min(hi, greatest)
+        if lo > hi:
+            raise ValueError(f"the band [lo, hi] must overlap bounds [{least}, {greatest}]")
     if not lo <= value <= hi:
         raise AssertionError(
             f"{label}: {f.format(value)} is outside its band [{f.format(lo)}, {f.format(hi)}]; "
@@ -170,6 +182,15 @@ def _in_notebook() -> bool:
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     return type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def _bounds(bounds) -> tuple[float, float]:
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+        raise TypeError(f"bounds must be None or a pair (least, greatest), got {bounds!r}")
+    least, greatest = _number(bounds[0], "bounds[0]"), _number(bounds[1], "bounds[1]")
+    if least >= greatest:
+        raise ValueError(f"bounds must be (least, greatest) with least < greatest, got {bounds!r}")
+    return least, greatest
 
 
 def _log_band(label: str, value: float, lo: float, hi: float) -> None:

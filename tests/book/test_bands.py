@@ -94,3 +94,30 @@ def test_band_lines_differ_only_in_the_masked_number(capsys):
 def test_the_sanitizer_leaves_every_other_text_alone(text):
     rule, replace = _rule()
     assert rule.sub(replace, text) == text
+
+
+CUT_END = re.compile(r"\b(?:min|max)\(\s*(?:0|0\.0|1|1\.0|100|100\.0)\s*,")
+
+
+def cut_bands(source: str) -> list[str]:
+    """The lines of a cell that cut a band's end at a limit by hand (``min(1.0, ref + tol)``) in a cell
+    that calls ``band``: the band log then holds the cut end, and ``tools/band_spread.py`` would measure
+    the spread against a half-width the band does not have. ``bounds=(0, 1)`` cuts it for the print only."""
+    if "band(" not in source:
+        return []
+    return [line.strip() for line in source.splitlines() if CUT_END.search(line)]
+
+
+@pytest.mark.parametrize("nb", _notebooks(), ids=lambda p: p.stem)
+def test_no_band_is_cut_at_a_limit_by_hand(nb):
+    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+    assert [line for c in cells if c.get("cell_type") == "code" for line in cut_bands("".join(c["source"]))] == []
+
+
+def test_the_cut_check_sees_each_way_of_cutting():
+    for line in ('repro.band("a", x, max(0.0, ref - tol), min(1.0, ref + tol))',
+                 'repro.band("a", x, ref - tol, min(100, ref + tol), unit="%")',
+                 'lo = 100 * max(0, m - tol)\nrepro.band("a", x, lo, hi)'):
+        assert cut_bands(line), line
+    assert cut_bands('repro.band("a", x, ref - tol, ref + tol, bounds=(0, 1))') == []
+    assert cut_bands("best = max(1, n)") == []                            # no band in the cell

@@ -254,3 +254,33 @@ def test_in_notebook_only_in_a_jupyter_kernel(monkeypatch, shell, expected):
     assert repro._in_notebook() is expected
     monkeypatch.delitem(sys.modules, "IPython")
     assert repro._in_notebook() is False
+
+
+# ---- band(..., bounds=): printed and checked cut, logged whole ----
+
+def test_a_band_cut_to_its_bounds_is_printed_cut_and_logged_whole(tmp_path, monkeypatch, capsys):
+    log = tmp_path / "bands.jsonl"
+    monkeypatch.setenv(repro.BAND_LOG_ENV, str(log))
+    monkeypatch.setattr(repro, "_in_notebook", lambda: True)
+    assert repro.band("accuracy · 准确率", 99.25, 96.5, 103.5, digits=1, unit="%", bounds=(0, 100)) == 99.25
+    assert capsys.readouterr().out == f"accuracy · 准确率: {repro.BAND_OPEN}99.2%{repro.BAND_CLOSE} {repro.BAND_MARK} [96.5%, 100.0%]\n"
+    row = json.loads(log.read_text(encoding="utf-8"))
+    assert (row["lo"], row["hi"], row["value"]) == (96.5, 103.5, 99.25)
+    repro.band("share", 0.02, -0.5, 0.5, bounds=(0.0, 1.0))
+    assert capsys.readouterr().out.endswith("[0.000, 0.500]\n")
+    with pytest.raises(AssertionError):                                  # the cut band still fails a value outside it
+        repro.band("share", 0.75, -0.5, 0.5, bounds=(0.0, 1.0))
+
+
+@pytest.mark.parametrize("bounds, value, lo, hi, exc, message", [
+    ((0,), 0.5, 0.0, 1.0, TypeError, "bounds must be None or a pair (least, greatest), got (0,)"),
+    ("01", 0.5, 0.0, 1.0, TypeError, "bounds must be None or a pair (least, greatest), got '01'"),
+    ((1, 1), 0.5, 0.0, 1.0, ValueError, "bounds must be (least, greatest) with least < greatest, got (1, 1)"),
+    ((0, float("nan")), 0.5, 0.0, 1.0, ValueError, "bounds[1] must be finite, got nan"),
+    ((0, 1), 1.5, 0.0, 2.0, ValueError, "value must lie within bounds [0.0, 1.0], got 1.5"),
+    ((0, 1), 0.5, 1.25, 2.0, ValueError, "the band [lo, hi] must overlap bounds [0.0, 1.0]"),
+])
+def test_band_names_bad_bounds(bounds, value, lo, hi, exc, message):
+    with pytest.raises(exc) as err:
+        repro.band("x", value, lo, hi, bounds=bounds)
+    assert str(err.value) == message
