@@ -208,8 +208,8 @@ def report(results: dict, equivalent: dict, seconds: float | None, whole: bool =
     print(f"  killed:        {killed}   ({counts[KILLED_AT_IMPORT]} of them at import: a test module failed to import "
           f"under the mutant, seen in its tests' output)")
     print(f"  timeouts:      {counts[TIMEOUT]}   (mutmut's CPU limit: a loop, or a slow worker; not in the killed share)")
-    print(f"  errors:        {counts[ERROR]}   (exit 255: pytest exited 4, no test ran: a test module does not import "
-          f"with the mutant; not in the killed share)")
+    print(f"  errors:        {counts[ERROR]}   (exit 255, pytest ran no test, and no test module was seen failing to "
+          f"import under the mutant (--report only reads verdicts already cached); not in the killed share)")
     print(f"  survived:      {counts[SURVIVED] + counts[NO_TESTS]}   ({counts[NO_TESTS]} of them covered by no test)")
     print(f"  equivalent:    {len(eq)}   (of the survivors, listed in {EQUIVALENT.relative_to(ROOT)})")
     others = {s: n for s, n in counts.items()
