@@ -229,6 +229,10 @@ def report(results: dict, equivalent: dict, seconds: float | None, whole: bool =
     for source, c in sorted(by_file.items()):
         print(f"  {source:40} {c[KILLED]:5} {c[TIMEOUT]:4} {c[ERROR]:4} {c[SURVIVED] + c[NO_TESTS]:4} "
               f"{c['equivalent']:4} {c[NOT_RUN]:5}")
+    if eq:
+        print(f"\n{len(eq)} equivalent mutants (their change cannot alter a result; {EQUIVALENT.relative_to(ROOT)}):")
+        for name in eq:
+            print(f"  {name}: {equivalent[name]}")
     survivors = sorted(n for n, (s, _) in results.items() if s in (SURVIVED, NO_TESTS) and n not in equivalent)
     if survivors:
         print(f"\n{len(survivors)} survivors: add a test that kills each, or list it as equivalent "

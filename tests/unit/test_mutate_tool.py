@@ -102,3 +102,5 @@ def test_report_counts_kills_at_import_as_kills(capsys):
            "killed, timed out or error: 10/11 = 90.9 %" in out
     assert "\n  course_lib/m.py                              8    1    1    1    1     1\n" in out
     assert "1 survivors" in out and "m.x_f__mutmut_8" in out
+    assert "\n1 equivalent mutants (their change cannot alter a result; tools/mutation_equivalent.txt):\n" \
+           "  m.x_f__mutmut_9: a reason\n" in out
