@@ -1,15 +1,24 @@
 """course_lib.repro, data and training: bands, checkpoints, the one loop."""
 
+import builtins
+import codecs
+import datetime
+import hashlib
 import io
 import json
 import os
+import pathlib
+import platform
+import random
 import subprocess
 import sys
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
+from safetensors import safe_open
 
 from course_lib import data, repro, training
 
@@ -284,3 +293,280 @@ def test_band_names_bad_bounds(bounds, value, lo, hi, exc, message):
     with pytest.raises(exc) as err:
         repro.band("x", value, lo, hi, bounds=bounds)
     assert str(err.value) == message
+
+
+# ---- mutation survivors: threads ----
+
+@pytest.mark.parametrize("raw, expected", [("3", 3), ("1", 1), ("0", 2), ("-4", 2), ("two", 2), ("", 2)])
+def test_threads_is_a_positive_omp_num_threads_else_two(monkeypatch, raw, expected):
+    monkeypatch.setenv("OMP_NUM_THREADS", raw)
+    assert repro.threads() == expected
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert repro.threads() == 2
+
+
+# ---- mutation survivors: setup ----
+
+def _draws():
+    return random.random(), float(np.random.rand()), torch.rand(1).item()
+
+
+def test_setup_seeds_python_numpy_and_torch_from_0_by_default(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    for seed in (0, 7):
+        random.seed(seed), np.random.seed(seed), torch.manual_seed(seed)
+        expected = _draws()
+        random.seed(99), np.random.seed(99), torch.manual_seed(99)
+        assert (repro.setup() if seed == 0 else repro.setup(seed)) == 1
+        assert _draws() == expected
+
+
+@pytest.mark.parametrize("seed, message", [
+    (True, "seed must be a non-negative integer, got True"),
+    (1.5, "seed must be a non-negative integer, got 1.5"),
+    (-1, "seed must be a non-negative integer, got -1"),
+    ("3", "seed must be a non-negative integer, got '3'"),
+    (None, "seed must be a non-negative integer, got None"),
+])
+def test_setup_names_a_bad_seed(seed, message):
+    with pytest.raises(TypeError) as err:
+        repro.setup(seed)
+    assert str(err.value) == message
+
+
+# ---- mutation survivors: band_for ----
+
+NOT_BOTH = "rel and abs must be >= 0, and not both 0"
+
+
+@pytest.mark.parametrize("kwargs, exc, message", [
+    ({"reference": "1"}, TypeError, "reference must be a real number, got str"),
+    ({"reference": float("inf")}, ValueError, "reference must be finite, got inf"),
+    ({"rel": "0.1"}, TypeError, "rel must be a real number, got str"),
+    ({"rel": float("nan")}, ValueError, "rel must be finite, got nan"),
+    ({"abs": "0.1"}, TypeError, "abs must be a real number, got str"),
+    ({"abs": float("nan")}, ValueError, "abs must be finite, got nan"),
+    ({"rel": -0.1, "abs": 0.5}, ValueError, NOT_BOTH),
+    ({"rel": 0.1, "abs": -0.05}, ValueError, NOT_BOTH),
+    ({"rel": 0.0, "abs": 0.0}, ValueError, NOT_BOTH),
+])
+def test_band_for_names_bad_input(kwargs, exc, message):
+    args = {"reference": 1.0, "rel": 0.1, **kwargs}
+    with pytest.raises(exc) as err:
+        repro.band_for("m", 1.0, args.pop("reference"), **args)
+    assert str(err.value) == message
+
+
+def test_band_for_with_abs_alone_prints_the_unit(capsys):
+    assert repro.band_for("acc", 81.0, 80.0, abs=2, digits=0, unit="%") == 81.0
+    assert capsys.readouterr().out == "acc: ⟨81%⟩ ✓ band [78%, 82%]\n"
+
+
+# ---- mutation survivors: _log_band ----
+
+def _fake_torch(capability, n_threads):
+    cpu = types.SimpleNamespace(get_cpu_capability=lambda: capability)
+    return types.SimpleNamespace(backends=types.SimpleNamespace(cpu=cpu), get_num_threads=lambda: n_threads)
+
+
+@pytest.fixture
+def band_log(tmp_path, monkeypatch):
+    """The band log in a notebook on a host named 'Acme Core 9'; records every open() of repro."""
+    log = tmp_path / "bands.jsonl"
+    monkeypatch.setenv(repro.BAND_LOG_ENV, str(log))
+    monkeypatch.setattr(repro, "_in_notebook", lambda: True)
+    monkeypatch.setattr(repro, "_cpu_model", lambda: "Acme Core 9")
+    opened = []
+
+    def recording_open(file, mode="r", **kwargs):
+        opened.append((file, mode, kwargs.get("encoding")))
+        return builtins.open(file, mode, **kwargs)
+    monkeypatch.setattr(repro, "open", recording_open, raising=False)
+    return log, opened
+
+
+def test_a_band_appends_one_exact_json_line_naming_its_kernel_path(band_log, monkeypatch, capsys):
+    log, opened = band_log
+    monkeypatch.setitem(sys.modules, "torch", _fake_torch("AVX9", 7))
+    monkeypatch.setenv("MKL_ENABLE_INSTRUCTIONS", "AVX2")
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    repro.band("损失 loss", 0.5, 0.25, 0.75)
+    repro.band("acc", 2.0, 1.0, 3.0)
+    assert log.read_text(encoding="utf-8") == (
+        '{"label": "损失 loss", "value": 0.5, "lo": 0.25, "hi": 0.75, '
+        '"path": "aten AVX9, MKL AVX2, 7 threads", "host": "Acme Core 9"}\n'
+        '{"label": "acc", "value": 2.0, "lo": 1.0, "hi": 3.0, '
+        '"path": "aten AVX9, MKL AVX2, 7 threads", "host": "Acme Core 9"}\n')
+    assert opened == [(str(log), "a", "utf-8")] * 2
+
+
+@pytest.mark.parametrize("omp, mkl, path", [
+    (None, None, "aten no torch, MKL native,  threads"),
+    ("3", "SSE4_2", "aten no torch, MKL SSE4_2, 3 threads"),
+])
+def test_a_band_logged_without_torch_names_the_environment(band_log, monkeypatch, omp, mkl, path):
+    log, _ = band_log
+    monkeypatch.setitem(sys.modules, "torch", None)          # not imported: sys.modules.get gives None
+    for var, val in (("OMP_NUM_THREADS", omp), ("MKL_ENABLE_INSTRUCTIONS", mkl)):
+        if val is None:
+            monkeypatch.delenv(var, raising=False)
+        else:
+            monkeypatch.setenv(var, val)
+    repro.band("x", 1.0, 0.0, 2.0)
+    assert json.loads(log.read_text(encoding="utf-8")) == {
+        "label": "x", "value": 1.0, "lo": 0.0, "hi": 2.0, "path": path, "host": "Acme Core 9"}
+
+
+def test_a_band_outside_a_notebook_or_without_the_variable_logs_nothing(band_log, monkeypatch, capsys):
+    log, opened = band_log
+    monkeypatch.setattr(repro, "_in_notebook", lambda: False)
+    repro.band("x", 1.0, 0.0, 2.0)
+    monkeypatch.setattr(repro, "_in_notebook", lambda: True)
+    monkeypatch.setenv(repro.BAND_LOG_ENV, "")
+    repro.band("x", 1.0, 0.0, 2.0)
+    monkeypatch.delenv(repro.BAND_LOG_ENV)
+    repro.band("x", 1.0, 0.0, 2.0)
+    assert capsys.readouterr().out == "x: ⟨1.000⟩ ✓ band [0.000, 2.000]\n" * 3
+    assert not log.exists() and opened == []
+
+
+# ---- mutation survivors: recipe ----
+
+def _noop():
+    return {}
+
+
+@pytest.fixture
+def recipes(monkeypatch):
+    """An empty RECIPES for the test, the real one restored after it."""
+    registry = {}
+    monkeypatch.setattr(repro, "RECIPES", registry)
+    return registry
+
+
+def test_recipe_registers_a_short_recipe_with_the_defaults(recipes):
+    assert repro.recipe("toy", chapter="ch01", tolerance={"acc": 0.02}, data="made up")(_noop) is _noop
+    assert recipes == {"toy": repro.Recipe(name="toy", chapter="ch01", fn=_noop, tolerance={"acc": 0.02},
+                                           data="made up", check_prefix=None, curve_tolerance=None,
+                                           rescore=None, check_call=1, rescore_tolerance=1e-9)}
+
+
+def test_recipe_registers_every_field_of_a_long_recipe(recipes):
+    def rescore(directory):
+        return {}
+    assert repro.recipe("toy-long_2", chapter="ch09", tolerance={"loss": 0.05}, data="数据 data",
+                        check_prefix=np.int64(1), curve_tolerance=1, rescore=rescore, check_call=2,
+                        rescore_tolerance=1e-6)(_noop) is _noop
+    repro.recipe("toy3", chapter="ch03", tolerance={"acc": 0.1}, data="", check_prefix=40,
+                 curve_tolerance=2e-4, rescore_tolerance=0.5)(_noop)
+    assert recipes == {
+        "toy-long_2": repro.Recipe(name="toy-long_2", chapter="ch09", fn=_noop, tolerance={"loss": 0.05},
+                                   data="数据 data", check_prefix=1, curve_tolerance=1.0, rescore=rescore,
+                                   check_call=2, rescore_tolerance=1e-6),
+        "toy3": repro.Recipe(name="toy3", chapter="ch03", fn=_noop, tolerance={"acc": 0.1}, data="",
+                             check_prefix=40, curve_tolerance=2e-4, rescore=None, check_call=1,
+                             rescore_tolerance=0.5)}
+    rec = recipes["toy-long_2"]
+    assert (type(rec.check_prefix), type(rec.curve_tolerance), type(rec.check_call)) == (int, float, int)
+
+
+LONG = {"check_prefix": 5, "curve_tolerance": 0.01}
+TOLERANCE = "tolerance must be a non-empty dict: metric -> absolute tolerance"
+CURVE = "curve_tolerance must be a positive number when check_prefix is given"
+RESCORE_TOL = "rescore_tolerance must be a positive number"
+BELONG = "curve_tolerance, rescore, check_call and rescore_tolerance belong to a recipe with check_prefix"
+
+
+@pytest.mark.parametrize("kwargs, exc, message", [
+    ({"tolerance": {}}, ValueError, TOLERANCE),
+    ({"tolerance": [("acc", 0.1)]}, ValueError, TOLERANCE),
+    ({**LONG, "check_prefix": 0}, ValueError, "check_prefix must be a positive integer (steps) or None, got 0"),
+    ({**LONG, "check_prefix": True}, ValueError, "check_prefix must be a positive integer (steps) or None, got True"),
+    ({**LONG, "check_prefix": 2.5}, ValueError, "check_prefix must be a positive integer (steps) or None, got 2.5"),
+    ({"check_prefix": 5}, ValueError, CURVE),
+    ({"check_prefix": 5, "curve_tolerance": 0}, ValueError, CURVE),
+    ({"check_prefix": 5, "curve_tolerance": -0.1}, ValueError, CURVE),
+    ({"check_prefix": 5, "curve_tolerance": "0.1"}, TypeError, "curve_tolerance must be a real number, got str"),
+    ({**LONG, "rescore": "fn"}, ValueError, "rescore must be None or a function directory -> metrics"),
+    ({**LONG, "check_call": 0}, ValueError, "check_call must be a positive integer (which call of train), got 0"),
+    ({**LONG, "check_call": True}, ValueError, "check_call must be a positive integer (which call of train), got True"),
+    ({**LONG, "check_call": 1.5}, ValueError, "check_call must be a positive integer (which call of train), got 1.5"),
+    ({**LONG, "rescore_tolerance": 0}, ValueError, RESCORE_TOL),
+    ({**LONG, "rescore_tolerance": -1e-9}, ValueError, RESCORE_TOL),
+    ({**LONG, "rescore_tolerance": "1e-9"}, TypeError, "rescore_tolerance must be a real number, got str"),
+    ({"curve_tolerance": 0.01}, ValueError, BELONG),
+    ({"rescore": _noop}, ValueError, BELONG),
+    ({"check_call": 2}, ValueError, BELONG),
+    ({"rescore_tolerance": 1e-6}, ValueError, BELONG),
+])
+def test_recipe_names_bad_input(recipes, kwargs, exc, message):
+    args = {"chapter": "ch01", "tolerance": {"acc": 0.02}, "data": "made up", **kwargs}
+    with pytest.raises(exc) as err:
+        repro.recipe("toy", **args)
+    assert str(err.value) == message
+    assert recipes == {}
+
+
+# ---- mutation survivors: save_checkpoint ----
+
+def test_save_checkpoint_writes_the_whole_provenance_as_utf8(tmp_path, monkeypatch):
+    today = types.SimpleNamespace(today=lambda: datetime.date(2024, 2, 29))
+    monkeypatch.setattr(repro, "_dt", types.SimpleNamespace(date=today))
+    written, write_text = [], pathlib.Path.write_text
+
+    def recording_write_text(self, data, encoding=None, *args, **kwargs):
+        written.append((self.name, encoding))
+        return write_text(self, data, encoding, *args, **kwargs)
+    monkeypatch.setattr(pathlib.Path, "write_text", recording_write_text)
+    rec = repro.Recipe("toy", "ch01", fn=None, tolerance={"acc": 0.02}, data="造的 made up")
+    folder = tmp_path / "nested" / "checkpoints"                 # made with its parents
+    path = repro.save_checkpoint("toy", _model(), metrics={"acc": np.float32(0.5)}, config={"d": 4},
+                                 curve={10: 1.5, 20.0: 1.25}, recipe=rec, directory=folder,
+                                 extra={"train_seconds": 12.5, "lr": {"10": 0.1}})
+    assert path == folder / "toy.safetensors"
+    expected = {
+        "name": "toy", "chapter": "ch01", "data": "造的 made up", "tolerance": {"acc": 0.02},
+        "remake": "make train NAMES=toy", "metrics": {"acc": 0.5}, "config": {"d": 4},
+        "curve": {"10": 1.5, "20": 1.25}, "parameters": 3 * 4 + 4 + 4 * 2 + 2,
+        "trained_with": {"torch": torch.__version__, "python": platform.python_version(),
+                         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                         "machine": platform.machine(), "threads": torch.get_num_threads()},
+        "date": "2024-02-29", "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "train_seconds": 12.5, "lr": {"10": 0.1},
+    }
+    text = path.with_suffix(".json").read_text(encoding="utf-8")
+    assert json.loads(text) == expected
+    assert text.startswith('{\n  "name": "toy",\n  "chapter": "ch01",\n  "data": "造的 made up",\n')
+    assert text.endswith('\n  "lr": {\n    "10": 0.1\n  }\n}\n')
+    assert [(name, codecs.lookup(enc).name if enc else None) for name, enc in written] == [("toy.json", "utf-8")]
+    with safe_open(str(path), "pt") as fh:
+        assert fh.metadata() == {"name": "toy"}
+
+
+def test_save_checkpoint_without_recipe_or_config_to_the_default_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(repro, "checkpoint_dir", lambda: tmp_path / "default")
+    path = repro.save_checkpoint("bare", _model(), metrics={})
+    assert path == tmp_path / "default" / "bare.safetensors"
+    meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    assert {k: meta[k] for k in ("name", "chapter", "data", "tolerance", "metrics", "config", "curve")} == {
+        "name": "bare", "chapter": None, "data": None, "tolerance": None, "metrics": {}, "config": {}, "curve": {}}
+
+
+@pytest.mark.parametrize("model, message", [
+    ("weights", "model must be a torch.nn.Module, got str"),
+    ({"w": torch.zeros(1)}, "model must be a torch.nn.Module, got dict"),
+    (None, "model must be a torch.nn.Module, got NoneType"),
+])
+def test_save_checkpoint_names_a_bad_model(tmp_path, model, message):
+    with pytest.raises(TypeError) as err:
+        repro.save_checkpoint("toy", model, metrics={}, directory=tmp_path)
+    assert str(err.value) == message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_save_checkpoint_refuses_extra_keys_that_overwrite_the_provenance(tmp_path):
+    with pytest.raises(ValueError) as err:
+        repro.save_checkpoint("toy", _model(), metrics={}, directory=tmp_path,
+                              extra={"sha256": "0" * 64, "lr": {}, "name": "other"})
+    assert str(err.value) == "extra must not overwrite the provenance's own keys, got ['name', 'sha256']"
+    assert not (tmp_path / "toy.json").exists()
