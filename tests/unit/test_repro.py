@@ -570,3 +570,114 @@ def test_save_checkpoint_refuses_extra_keys_that_overwrite_the_provenance(tmp_pa
                               extra={"sha256": "0" * 64, "lr": {}, "name": "other"})
     assert str(err.value) == "extra must not overwrite the provenance's own keys, got ['name', 'sha256']"
     assert not (tmp_path / "toy.json").exists()
+
+
+# ---- mutation survivors: _number (through band) ----
+
+class _ScalarLike:
+    """A scalar with item() and no ndim: counted as 0-d."""
+
+    def item(self):
+        return 0.25
+
+
+@pytest.mark.parametrize("value", [torch.tensor(0.25, dtype=torch.float64), np.float32(0.25), np.array(0.25),
+                                   _ScalarLike()])
+def test_band_takes_a_0d_scalar_as_its_float(value, capsys):
+    out = repro.band("x", value, 0.0, 1.0, digits=2)
+    assert type(out) is float and out == 0.25
+    assert capsys.readouterr().out == "x: ⟨0.25⟩ ✓ band [0.00, 1.00]\n"
+
+
+@pytest.mark.parametrize("value, message", [
+    (torch.tensor([0.25]), "value must be a real number, got Tensor"),
+    (np.array([0.25]), "value must be a real number, got ndarray"),
+    (torch.tensor(float("inf")), "value must be finite, got inf"),
+])
+def test_band_refuses_a_1d_tensor_or_array(value, message, capsys):
+    with pytest.raises((TypeError, ValueError)) as err:
+        repro.band("x", value, 0.0, 1.0)
+    assert str(err.value) == message
+    assert capsys.readouterr().out == ""
+
+
+# ---- mutation survivors: _check_name and checkpoint_meta ----
+
+@pytest.mark.parametrize("name, shown", [("", "''"), (123, "123"), ("a b", "'a b'"), ("x.y", "'x.y'")])
+def test_a_checkpoint_name_is_named_when_bad(tmp_path, name, shown):
+    for call in (lambda: repro.checkpoint_meta(name, tmp_path),
+                 lambda: repro.save_checkpoint(name, _model(), metrics={}, directory=tmp_path)):
+        with pytest.raises(ValueError) as err:
+            call()
+        assert str(err.value) == f"name must be a non-empty string of letters, digits, '-' and '_', got {shown}"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_checkpoint_meta_reads_the_provenance_as_utf8(tmp_path, monkeypatch):
+    (tmp_path / "ok-name_2.json").write_text('{"data": "数据"}\n', encoding="utf-8")
+    read, read_text = [], pathlib.Path.read_text
+
+    def recording_read_text(self, encoding=None, *args, **kwargs):
+        read.append((self.name, encoding))
+        return read_text(self, encoding, *args, **kwargs)
+    monkeypatch.setattr(pathlib.Path, "read_text", recording_read_text)
+    assert repro.checkpoint_meta("ok-name_2", tmp_path) == {"data": "数据"}
+    assert [(name, codecs.lookup(enc).name if enc else None) for name, enc in read] == [("ok-name_2.json", "utf-8")]
+
+
+# ---- mutation survivors: load_checkpoint ----
+
+def _wide_model():
+    torch.manual_seed(1)
+    return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 4), torch.nn.Tanh(),
+                               torch.nn.Linear(4, 2))
+
+
+def test_load_checkpoint_reads_the_given_folder_else_the_default_one(tmp_path, monkeypatch):
+    monkeypatch.setattr(repro, "checkpoint_dir", lambda: tmp_path / "default")
+    given = _model()
+    with torch.no_grad():
+        for p in given.parameters():
+            p.add_(1.0)
+    repro.save_checkpoint("toy", _model(), metrics={"acc": 0.25})                       # the default folder
+    repro.save_checkpoint("toy", given, metrics={"acc": 0.75}, directory=tmp_path / "given")
+    for directory, metric, source in ((tmp_path / "given", 0.75, given), (None, 0.25, _model())):
+        into = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+        assert repro.load_checkpoint("toy", into, directory=directory)["metrics"] == {"acc": metric}
+        assert all(torch.equal(a, b) for a, b in zip(source.state_dict().values(), into.state_dict().values()))
+
+
+def test_load_checkpoint_names_what_does_not_fit(tmp_path):
+    repro.save_checkpoint("wide", _wide_model(), metrics={}, directory=tmp_path)
+    repro.save_checkpoint("one", torch.nn.Linear(3, 4), metrics={}, directory=tmp_path)
+    repro.save_checkpoint("toy", _model(), metrics={}, directory=tmp_path)
+    cases = [
+        ("wide", torch.nn.Linear(3, 4), "checkpoint 'wide' does not fit this model: missing ['bias', 'weight'], "
+                                        "unexpected ['0.bias', '0.weight', '2.bias']"),
+        ("one", _wide_model(), "checkpoint 'one' does not fit this model: missing ['0.bias', '0.weight', '2.bias'], "
+                               "unexpected ['bias', 'weight']"),
+        ("toy", _wide_model(), "checkpoint 'toy' does not fit this model: missing ['4.bias', '4.weight'], "
+                               "unexpected []"),
+        ("wide", _model(), "checkpoint 'wide' does not fit this model: missing [], "
+                           "unexpected ['4.bias', '4.weight']"),
+    ]
+    for name, model, message in cases:
+        with pytest.raises(ValueError) as err:
+            repro.load_checkpoint(name, model, directory=tmp_path)
+        assert str(err.value) == message
+    with pytest.raises(TypeError) as err:
+        repro.load_checkpoint("toy", "weights", directory=tmp_path)
+    assert str(err.value) == "model must be a torch.nn.Module, got str"
+
+
+def test_load_checkpoint_names_both_digests_of_a_damaged_file(tmp_path):
+    path = repro.save_checkpoint("toy", _model(), metrics={}, directory=tmp_path)
+    stored = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))["sha256"]
+    raw = bytearray(path.read_bytes())
+    raw[-1] ^= 1
+    path.write_bytes(bytes(raw))
+    actual = hashlib.sha256(bytes(raw)).hexdigest()
+    with pytest.raises(ValueError) as err:
+        repro.load_checkpoint("toy", _model(), directory=tmp_path)
+    assert str(err.value) == (f"toy.safetensors does not match its provenance (sha256 {actual[:12]}… "
+                              f"!= {stored[:12]}…); run `make train NAMES=toy`")
