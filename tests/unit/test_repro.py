@@ -681,3 +681,53 @@ def test_load_checkpoint_names_both_digests_of_a_damaged_file(tmp_path):
         repro.load_checkpoint("toy", _model(), directory=tmp_path)
     assert str(err.value) == (f"toy.safetensors does not match its provenance (sha256 {actual[:12]}… "
                               f"!= {stored[:12]}…); run `make train NAMES=toy`")
+
+
+# ---- mutation survivors: band ----
+
+@pytest.mark.parametrize("args, kwargs, exc, message", [
+    (("", 1.0, 0.0, 2.0), {}, TypeError, "label must be a non-empty string"),
+    ((" \t", 1.0, 0.0, 2.0), {}, TypeError, "label must be a non-empty string"),
+    ((5, 1.0, 0.0, 2.0), {}, TypeError, "label must be a non-empty string"),
+    (("x", 1.0, "0", 2.0), {}, TypeError, "lo must be a real number, got str"),
+    (("x", 1.0, float("-inf"), 2.0), {}, ValueError, "lo must be finite, got -inf"),
+    (("x", 1.0, 0.0, None), {}, TypeError, "hi must be a real number, got NoneType"),
+    (("x", 1.0, 0.0, float("nan")), {}, ValueError, "hi must be finite, got nan"),
+    (("x", 1.0, 2, 0), {}, ValueError, "lo must be <= hi, got lo=2.0, hi=0.0"),
+    (("x", 1.0, 0.0, 2.0), {"digits": True}, TypeError, "digits must be an integer from 0 to 12, got True"),
+    (("x", 1.0, 0.0, 2.0), {"digits": 1.5}, TypeError, "digits must be an integer from 0 to 12, got 1.5"),
+    (("x", 1.0, 0.0, 2.0), {"digits": 13}, TypeError, "digits must be an integer from 0 to 12, got 13"),
+    (("x", 1.0, 0.0, 2.0), {"digits": -1}, TypeError, "digits must be an integer from 0 to 12, got -1"),
+    (("x", 1.0, 0.0, 2.0), {"unit": 5}, TypeError, "unit must be a string, got int"),
+    (("x", 1.0, 0.0, 2.0), {"unit": None}, TypeError, "unit must be a string, got NoneType"),
+])
+def test_band_names_each_bad_argument_whole(args, kwargs, exc, message, capsys):
+    with pytest.raises(exc) as err:
+        repro.band(*args, **kwargs)
+    assert str(err.value) == message
+    assert capsys.readouterr().out == ""
+
+
+def test_band_of_one_point_and_of_twelve_digits(capsys):
+    assert repro.band("x", 1.0, 1.0, 1.0) == 1.0
+    repro.band("y", 0.5, 0, 1, digits=12)
+    assert capsys.readouterr().out == ("x: ⟨1.000⟩ ✓ band [1.000, 1.000]\n"
+                                       "y: ⟨0.500000000000⟩ ✓ band [0.000000000000, 1.000000000000]\n")
+
+
+class _Stdout(io.StringIO):
+    """Counts its flushes: a band's line must reach the notebook at once."""
+
+    def __init__(self):
+        super().__init__()
+        self.flushes = 0
+
+    def flush(self):
+        self.flushes += 1
+
+
+def test_band_flushes_its_line(monkeypatch):
+    out = _Stdout()
+    monkeypatch.setattr(sys, "stdout", out)
+    repro.band("x", 0.5, 0.0, 1.0)
+    assert (out.getvalue(), out.flushes) == ("x: ⟨0.500⟩ ✓ band [0.000, 1.000]\n", 1)
