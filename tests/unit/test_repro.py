@@ -731,3 +731,31 @@ def test_band_flushes_its_line(monkeypatch):
     monkeypatch.setattr(sys, "stdout", out)
     repro.band("x", 0.5, 0.0, 1.0)
     assert (out.getvalue(), out.flushes) == ("x: ⟨0.500⟩ ✓ band [0.000, 1.000]\n", 1)
+
+
+# ---- mutation survivors ahead: band's bounds (_bounds and the cut), which the mutants/ copy predates ----
+
+@pytest.mark.parametrize("bounds, exc, message", [
+    ((0, 1, 2), TypeError, "bounds must be None or a pair (least, greatest), got (0, 1, 2)"),
+    ({0: 0, 1: 1}, TypeError, "bounds must be None or a pair (least, greatest), got {0: 0, 1: 1}"),
+    (("0", 1), TypeError, "bounds[0] must be a real number, got str"),
+    ((float("-inf"), 1), ValueError, "bounds[0] must be finite, got -inf"),
+    ((0, "1"), TypeError, "bounds[1] must be a real number, got str"),
+    ((1, 0), ValueError, "bounds must be (least, greatest) with least < greatest, got (1, 0)"),
+    ((0.5, 0.75), ValueError, "value must lie within bounds [0.5, 0.75], got 0.25"),
+    ((-1, 0.125), ValueError, "value must lie within bounds [-1.0, 0.125], got 0.25"),
+])
+def test_band_names_each_bad_bound_whole(bounds, exc, message, capsys):
+    with pytest.raises(exc) as err:
+        repro.band("x", 0.25, 0.0, 1.0, bounds=bounds)
+    assert str(err.value) == message
+    assert capsys.readouterr().out == ""
+
+
+def test_band_bounds_take_a_list_and_their_own_ends(capsys):
+    repro.band("a", 100, 95, 105, digits=0, bounds=[0, 100])
+    repro.band("b", 0, -5, 5, digits=0, bounds=(0, 100))
+    repro.band("c", 100, 100, 105, digits=0, bounds=(0, 100))          # cut to one point
+    assert capsys.readouterr().out == ("a: ⟨100⟩ ✓ band [95, 100]\n"
+                                       "b: ⟨0⟩ ✓ band [0, 5]\n"
+                                       "c: ⟨100⟩ ✓ band [100, 100]\n")
