@@ -134,6 +134,43 @@ def read_results(patterns) -> dict[str, tuple[str, str]]:
     return results
 
 
+def data_files(root: Path | None = None) -> set[Path]:
+    """Every file under ``data/checkpoints`` (of the ``COURSE_DATA`` the mutants' tests read)."""
+    folder = (ROOT / "data" if root is None else root) / "checkpoints"
+    return {p for p in folder.rglob("*") if p.is_file()}
+
+
+def recipe_names() -> set[str]:
+    """The checkpoint names the labs register (``tools/train.py``'s recipes)."""
+    import importlib
+    import pkgutil
+
+    sys.path.insert(0, str(ROOT))
+    import course_lib.labs as labs
+    from course_lib import repro
+
+    for info in pkgutil.iter_modules(labs.__path__):
+        importlib.import_module(f"course_lib.labs.{info.name}")
+    return set(repro.RECIPES)
+
+
+def remove_strays(before: set[Path], root: Path | None = None, keep: set[str] | None = None) -> list[Path]:
+    """Remove and name the files that appeared under ``data/checkpoints`` since ``before`` and are no
+    registered recipe's checkpoint (``keep``: those names; default :func:`recipe_names`, so a
+    ``make train`` beside the run keeps its output). A mutant of ``save_checkpoint`` that drops its
+    ``directory`` writes a test's checkpoint (``toy.json``) into the real folder, where the checks of
+    every stored checkpoint would find it."""
+    new = sorted(data_files(root) - before)
+    if not new:
+        return []
+    keep = recipe_names() if keep is None else keep
+    strays = [p for p in new if p.name.split(".")[0] not in keep]
+    for p in strays:
+        p.unlink()
+        print(f"removed {p}: written by a mutant outside its test's temporary folder", file=sys.stderr)
+    return strays
+
+
 def function_of(name: str) -> str:
     """The mangled function of a mutant: ``course_lib.repro.x_recipe__mutmut_2`` -> ``course_lib.repro.x_recipe``."""
     head, sep, number = name.rpartition("__mutmut_")
@@ -179,11 +216,13 @@ def verify_errors(names, cache_path: Path | None = None, run=subprocess.run, cac
             out[name] = None
             continue
         if key not in cache:
+            before = data_files()
             tests = sorted(stats["tests_by_mangled_function_name"].get(function, ()))
             env = {**os.environ, "MUTANT_UNDER_TEST": name, "COURSE_DATA": str(ROOT / "data"),
                    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
             done = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-x", *tests],
                        cwd=ROOT / "mutants", env=env, capture_output=True, text=True)
+            remove_strays(before)
             cache[key] = import_failure(done.stdout + done.stderr) if tests else None
             cache_path.write_text(json.dumps(cache, indent=1, ensure_ascii=False), "utf-8")
         out[name] = cache[key]
@@ -278,9 +317,11 @@ def main(argv=None) -> int:
         env = {**os.environ, "COURSE_DATA": str(ROOT / "data"), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "PYTHONHASHSEED": "0"}
         start = time.perf_counter()
+        before = data_files()
         done = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children),
                                *names], env=env)
         seconds = time.perf_counter() - start
+        remove_strays(before)
         if done.returncode != 0:
             print(f"mutmut run exited with {done.returncode}", file=sys.stderr)
             return done.returncode

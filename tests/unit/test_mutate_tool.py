@@ -104,3 +104,29 @@ def test_report_counts_kills_at_import_as_kills(capsys):
     assert "1 survivors" in out and "m.x_f__mutmut_8" in out
     assert "\n1 equivalent mutants (their change cannot alter a result; tools/mutation_equivalent.txt):\n" \
            "  m.x_f__mutmut_9: a reason\n" in out
+
+
+def test_files_a_mutant_writes_into_data_are_removed_and_named(tmp_path, capsys):
+    folder = tmp_path / "checkpoints"
+    folder.mkdir()
+    old = folder / "ch01-translator.json"
+    old.write_text("{}", "utf-8")
+    (tmp_path / "notes.txt").write_text("outside checkpoints/", "utf-8")
+    before = mutate.data_files(tmp_path)
+    assert before == {old}
+    stray, stray_weights = folder / "toy.json", folder / "toy.safetensors"
+    retrained = folder / "ch07-finetune-pretrained-100.json"                # a make train beside the run
+    for p in (stray, stray_weights, retrained, tmp_path / "later.txt"):
+        p.write_text("{}", "utf-8")
+    keep = {"ch01-translator", "ch07-finetune-pretrained-100"}
+    assert mutate.remove_strays(before, tmp_path, keep) == [stray, stray_weights]
+    assert not stray.exists() and not stray_weights.exists()
+    assert old.exists() and retrained.exists() and (tmp_path / "later.txt").exists()
+    assert f"removed {stray}: written by a mutant" in capsys.readouterr().err
+    assert mutate.remove_strays(before | {retrained}, tmp_path, keep) == []
+
+
+def test_the_recipe_names_are_the_labs_checkpoints():
+    names = mutate.recipe_names()
+    assert {"ch07-bert-mlm-reviews", "ch07-finetune-pretrained-100", "ch01-translator"} <= names
+    assert "toy" not in names
