@@ -64,7 +64,7 @@ def rounds_to(exact, printed: str) -> str | None:
 
 
 #: How :func:`rounds_to` rounded, in both languages.
-ROUNDING_LABELS = {"nearest": "nearest · 四舍五入", "toward zero": "toward zero · 舍去",
+ROUNDING_LABELS = {"nearest": "nearest · 四舍六入五成双", "toward zero": "toward zero · 舍去",
                    "away from zero": "away from zero · 进一"}
 
 

@@ -11,7 +11,7 @@ from ...display import Table, fmt
 from ...analysis.sizes import CONFIGS, build_on_meta, count_parameters
 from .source import SourceVisionTransformer
 from .worked import EXAMPLES
-from .._errata import Erratum, rounds_to
+from .._errata import ROUNDING_LABELS, Erratum, rounds_to
 
 __all__ = ["ERRATA", "source_vit", "source_vit_logits"]
 
@@ -97,8 +97,7 @@ def _params_rows():
 
 def _params_evidence() -> Table:
     rows = [[name, f"{printed}M", f"{fmt(x, 3)}M",
-             f"✓ {how} · " + {"nearest": "四舍五入", "toward zero": "舍去",
-                              "away from zero": "进一"}[how] if how else "✗ no rounding gives it · 任何舍入都得不到"]
+             f"✓ {ROUNDING_LABELS[how]}" if how else "✗ no rounding gives it · 任何舍入都得不到"]
             for name, printed, x, how in _params_rows()]
     return Table(["model · 模型", "source · 原始资料", "counted · 计数", "a correct rounding? · 是正确的舍入吗？"],
                  rows, "published figures against exact counts · 公开数字与精确计数")
@@ -155,7 +154,7 @@ ERRATA = [
         "参数列引用的是公开数字；{name} 的 {printed}M 并不是其 {l}M 的舍入",
         "The parameter column quotes published, rounded figures, and a published figure counts as "
         "right when some correct rounding of the exact count gives it (course_lib.chapters._errata."
-        "rounds_to: to nearest, toward zero or away from zero). {ok} for {ok_models} pass: they "
+        "rounds_to: to nearest with ties to even, toward zero or away from zero). {ok} for {ok_models} pass: they "
         "are the exact counts rounded toward zero. "
         "{printed}M for {name} is also the paper's figure, but the architecture of that table "
         "({layers} layers, width {width}, MLP {mlp}, {patch} patches, {image} images, {classes} "
@@ -163,7 +162,7 @@ ERRATA = [
         "The paper does not say what its count includes. The difference is too small to change "
         "the comparison, and the source quotes the paper faithfully: ✓, with this note.",
         "参数列引用的是公开的、取整后的数字；只要精确计数经某种正确的舍入（course_lib.chapters._errata."
-        "rounds_to：四舍五入、舍去或进一）能得到它，公开数字就算正确。{ok_models_zh} 的 {ok_zh} 通过了："
+        "rounds_to：四舍六入五成双、舍去或进一）能得到它，公开数字就算正确。{ok_models_zh} 的 {ok_zh} 通过了："
         "它们是精确计数舍去小数的结果。{name} 的 {printed}M 同样来自论文，"
         "但该表中的结构（{layers} 层、宽度 {width}、MLP {mlp}、{patch} 的块、{image} 的图像、{classes} 类）"
         "只有 {l}M 个参数：少了 {gap}M（{pct}%），任何舍入都得不到 {printed}。论文没有说明它的计数包含了"
