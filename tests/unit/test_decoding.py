@@ -152,3 +152,102 @@ def test_greedy_pads_a_finished_sequence_and_stops_adding_to_its_score():
     assert tokens.tolist() == [[EOS, PAD, PAD], [A, A, EOS]]
     assert scores.dtype == torch.float64
     assert scores.tolist() == [math.log(0.7), math.log(0.8) + math.log(0.6) + math.log(0.9)]
+
+
+def _table_log_prob_fn(table, V, default=None):
+    """``prefixes (B, K, t) -> (B, K, V)`` from ``{prefix after <sos>: {token: p}}``; unlisted prefixes
+    get ``default`` (<eos> with probability 1 if None)."""
+    def log_prob_fn(prefixes):
+        out = torch.full((*prefixes.shape[:2], V), float("-inf"), dtype=torch.float64)
+        for b in range(prefixes.shape[0]):
+            for k in range(prefixes.shape[1]):
+                for tok, p in table.get(tuple(prefixes[b, k, 1:].tolist()), default or {EOS: 1.0}).items():
+                    out[b, k, tok] = math.log(p)
+        return out
+    return log_prob_fn
+
+
+# ---- mutation survivors: _check_common ----
+
+def test_check_common_checks_the_ids_against_a_vocabulary_when_given_one():
+    from course_lib.models.decoding import _check_common
+
+    assert _check_common(2, 1, 2, 0, 5, vocab=7) == (2, 1, 2, 0, 5)
+    with pytest.raises(ValueError) as err:
+        _check_common(2, 1, 7, 0, 5, vocab=7)
+    assert str(err.value) == "eos_id must be an integer in [0, vocab) = [0, 7), got 7"
+    with pytest.raises(TypeError) as err:
+        _check_common(2, 1.5, 2, 0, 5, vocab=7)
+    assert str(err.value) == "sos_id must be an integer in [0, vocab) = [0, 7), got float 1.5"
+
+
+# ---- mutation survivors: _next_log_probs ----
+
+@pytest.mark.parametrize("fn,got", [
+    (lambda p: torch.zeros(1, 2, 5), "(1, 2, 5)"),       # three dimensions, but K = 2 for one prefix
+    (lambda p: torch.zeros(1, 1), "(1, 1)"),             # (B, K) right, no V
+    (lambda p: [0.0], "list"),
+])
+def test_a_log_prob_fn_of_the_wrong_shape_is_named_whole(fn, got):
+    with pytest.raises(ValueError) as err:
+        beam_search(fn, 1, SOS, EOS, PAD, 3)
+    assert str(err.value) == f"log_prob_fn must return log-probabilities of shape (B, K, V) = (1, 1, V), got {got}"
+
+
+# ---- mutation survivors: beam_search ----
+
+def test_beam_search_keeps_four_prefixes_by_default():
+    """First tokens 3, 4, 5, 6, 7 (0.3, 0.2, 0.19, 0.16, 0.15); only 6 and 7 end well.
+
+    After 3, 4 or 5 the best is 3 (0.4; <eos> and 4 0.3 each): three prefixes give 3 3,
+    0.3 * 0.4 = 0.12. Four keep 6, and 6 <eos> (0.16 * 0.8 = 0.128) wins; five keep 7, and
+    7 <eos> (0.15 * 1.0) wins.
+    """
+    after = {3: 0.4, EOS: 0.3, 4: 0.3}
+    table = {(): {3: 0.3, 4: 0.2, 5: 0.19, 6: 0.16, 7: 0.15}, (6,): {EOS: 0.8, 3: 0.2}, (7,): {EOS: 1.0},
+             **{(x,): after for x in (3, 4, 5)}}
+    fn = _table_log_prob_fn(table, 8)
+    tokens, scores = beam_search(fn, 1, SOS, EOS, PAD, max_len=2)
+    assert tokens.tolist() == [[6, EOS]] and scores.tolist() == [math.log(0.16) + math.log(0.8)]
+    for width, best, p in [(3, [3, 3], (0.3, 0.4)), (5, [7, EOS], (0.15, 1.0))]:
+        tokens, scores = beam_search(fn, 1, SOS, EOS, PAD, max_len=2, beam_width=width)
+        assert tokens.tolist() == [best] and scores.tolist() == [math.log(p[0]) + math.log(p[1])]
+
+
+def test_beam_search_drops_the_padding_after_an_early_best_output():
+    """<eos> first (0.4) is finished; the other prefix, 3 (0.6), drops to at most 0.6 * 0.3 = 0.18.
+
+    At step 2 the best prefix is <eos> <pad> (0.4, finished): the search stops, and the
+    column of padding is cut.
+    """
+    table = {(): {EOS: 0.4, 3: 0.6}, (3,): {3: 0.3, 4: 0.25, 5: 0.2, 6: 0.15, 7: 0.1}}
+    tokens, scores = beam_search(_table_log_prob_fn(table, 8), 1, SOS, EOS, PAD, max_len=4, beam_width=2)
+    assert tokens.tolist() == [[EOS]] and scores.tolist() == [math.log(0.4)]
+
+
+def test_beam_search_returns_one_column_when_the_output_is_all_padding():
+    """A decoder that only ever gives <pad> (probability 1): two steps of <pad>, cut to one column."""
+    tokens, scores = beam_search(_table_log_prob_fn({}, 5, default={PAD: 1.0}), 1, SOS, EOS, PAD, max_len=2, beam_width=1)
+    assert tokens.tolist() == [[PAD]] and scores.tolist() == [0.0]
+
+
+@pytest.mark.parametrize("eos_id,pad_id", [(5, PAD), (7, PAD), (EOS, 5), (EOS, 6)])
+def test_beam_search_names_ids_outside_the_decoders_vocabulary(eos_id, pad_id):
+    with pytest.raises(ValueError) as err:
+        beam_search(toy_log_prob_fn, 1, SOS, eos_id, pad_id, 3)                  # V = 5
+    assert str(err.value) == "pad_id and eos_id must be ids in [0, V) = [0, 5)"
+
+
+def test_beam_search_takes_eos_id_0():
+    """<eos> = 0, <sos> = 1, <pad> = 2: 3 (0.7) then <eos> (1.0) beats <eos> first (0.3)."""
+    table = {(): {3: 0.7, 0: 0.3}, (3,): {0: 1.0}}
+    tokens, scores = beam_search(_table_log_prob_fn(table, 4, default={0: 1.0}), 1, 1, 0, 2, max_len=3, beam_width=2)
+    assert tokens.tolist() == [[3, 0]] and scores.tolist() == [math.log(0.7) + math.log(1.0)]
+
+
+# ---- mutation survivors: transformer_log_probs ----
+
+def test_transformer_log_probs_names_a_wrong_model_whole():
+    with pytest.raises(TypeError) as err:
+        transformer_log_probs(torch.nn.Linear(2, 2), torch.tensor([[4]]))
+    assert str(err.value) == "model must be a course_lib Transformer, got Linear"
