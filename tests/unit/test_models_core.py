@@ -213,3 +213,47 @@ def test_additive_attention_module_matches_scratch():
                                             attn.v.weight.detach()[0].numpy(), mask=mask.numpy())
     np.testing.assert_allclose(context.detach().numpy(), c_np, atol=ATOL)
     np.testing.assert_allclose(w.detach().numpy(), w_np, atol=ATOL)
+
+
+# ---- mutation survivors: _activation_name ----
+
+@pytest.mark.parametrize("activation,name", [(nn.GELU(), "gelu"), (nn.GELU(approximate="tanh"), "gelu_tanh"),
+                                             (nn.ReLU(), "relu"), ("gelu", "gelu"), ("relu", "relu")])
+def test_from_torch_reads_the_activation_module_or_function(activation, name):
+    torch.manual_seed(0)
+    theirs = nn.TransformerEncoderLayer(D, H, D_FF, activation=activation, batch_first=True).eval()
+    ours = EncoderLayer.from_torch(theirs).eval()
+    assert ours.activation == name
+    x = randn(B, L_K, D)
+    # with gradients on: torch's no-grad fast path runs a tanh GELU module as the exact GELU
+    torch.testing.assert_close(ours(x)[0], theirs(x), atol=ATOL, rtol=ATOL)
+
+
+def test_from_torch_names_an_activation_it_cannot_copy_whole():
+    with pytest.raises(ValueError) as err:
+        EncoderLayer.from_torch(nn.TransformerEncoderLayer(D, H, D_FF, activation=nn.Tanh()))
+    assert str(err.value) == "layer.activation must be ReLU or GELU, got Tanh()"
+
+
+# ---- mutation survivors: _Layer.from_torch ----
+
+@pytest.mark.parametrize("ours_cls,theirs_cls", [(EncoderLayer, nn.TransformerEncoderLayer),
+                                                 (DecoderLayer, nn.TransformerDecoderLayer)])
+def test_from_torch_copies_dropout_bias_and_dtype(ours_cls, theirs_cls):
+    """A float64 layer without biases and with dropout 0.25: the copy has all three."""
+    torch.manual_seed(0)
+    theirs = theirs_cls(D, H, D_FF, dropout=0.25, bias=False, batch_first=True).double()
+    ours = ours_cls.from_torch(theirs)
+    drops = [ours.dropout, ours.dropout1, ours.dropout2] + ([ours.dropout3] if ours_cls is DecoderLayer else [])
+    assert [d.p for d in drops] == [0.25] * len(drops)
+    assert all(p.dtype == torch.float64 for p in ours.parameters())
+    assert ours.linear1.bias is None and ours.linear2.bias is None and ours.norm1.bias is None
+    theirs.eval(), ours.eval()
+    x, memory = randn(B, L_Q, D, seed=1).double(), randn(B, L_K, D, seed=2).double()
+    with torch.no_grad():
+        if ours_cls is DecoderLayer:
+            got, expected = ours(x, memory)[0], theirs(x, memory)
+        else:
+            got, expected = ours(x)[0], theirs(x)
+    assert got.dtype == torch.float64
+    torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-12)
