@@ -237,23 +237,131 @@ def test_from_torch_names_an_activation_it_cannot_copy_whole():
 
 # ---- mutation survivors: _Layer.from_torch ----
 
+@pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("ours_cls,theirs_cls", [(EncoderLayer, nn.TransformerEncoderLayer),
                                                  (DecoderLayer, nn.TransformerDecoderLayer)])
-def test_from_torch_copies_dropout_bias_and_dtype(ours_cls, theirs_cls):
-    """A float64 layer without biases and with dropout 0.25: the copy has all three."""
+def test_from_torch_copies_dropout_bias_eps_and_dtype(ours_cls, theirs_cls, norm_first):
+    """A float64 layer without biases, with dropout 0.25 and layer-norm eps 0.5: the copy has all four."""
     torch.manual_seed(0)
-    theirs = theirs_cls(D, H, D_FF, dropout=0.25, bias=False, batch_first=True).double()
+    theirs = theirs_cls(D, H, D_FF, dropout=0.25, bias=False, layer_norm_eps=0.5, norm_first=norm_first,
+                        batch_first=True).double()
     ours = ours_cls.from_torch(theirs)
-    drops = [ours.dropout, ours.dropout1, ours.dropout2] + ([ours.dropout3] if ours_cls is DecoderLayer else [])
+    decoder = ours_cls is DecoderLayer
+    drops = [ours.dropout, ours.dropout1, ours.dropout2] + ([ours.dropout3] if decoder else [])
+    norms = [ours.norm1, ours.norm2] + ([ours.norm3] if decoder else [])
     assert [d.p for d in drops] == [0.25] * len(drops)
+    assert [n.eps for n in norms] == [0.5] * len(norms)
     assert all(p.dtype == torch.float64 for p in ours.parameters())
     assert ours.linear1.bias is None and ours.linear2.bias is None and ours.norm1.bias is None
     theirs.eval(), ours.eval()
     x, memory = randn(B, L_Q, D, seed=1).double(), randn(B, L_K, D, seed=2).double()
     with torch.no_grad():
-        if ours_cls is DecoderLayer:
-            got, expected = ours(x, memory)[0], theirs(x, memory)
-        else:
-            got, expected = ours(x)[0], theirs(x)
+        got, expected = (ours(x, memory)[0], theirs(x, memory)) if decoder else (ours(x)[0], theirs(x))
     assert got.dtype == torch.float64
     torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-12)
+
+
+# ---- mutation survivors: _Layer.__init__, EncoderLayer.__init__, DecoderLayer.__init__ ----
+
+def _settings(layer):
+    decoder = isinstance(layer, DecoderLayer)
+    attns = [layer.self_attn] + ([layer.cross_attn] if decoder else [])
+    norms = [layer.norm1, layer.norm2] + ([layer.norm3] if decoder else [])
+    drops = [layer.dropout, layer.dropout1, layer.dropout2] + ([layer.dropout3] if decoder else [])
+    return {
+        "layer": (layer.d_model, layer.activation, layer.norm_first),
+        "attention": [(a.d_model, a.num_heads, a.dropout, a.q_proj.bias is None, a.out_proj.bias is None)
+                      for a in attns],
+        "linear": [tuple(layer.linear1.weight.shape), layer.linear1.bias is None,
+                   tuple(layer.linear2.weight.shape), layer.linear2.bias is None],
+        "norms": [(n.normalized_shape, n.eps, n.weight is None, n.bias is None) for n in norms],
+        "dropout": [d.p for d in drops],
+    }
+
+
+@pytest.mark.parametrize("cls,n", [(EncoderLayer, 1), (DecoderLayer, 2)])
+def test_a_layer_built_directly_has_every_setting_it_is_given(cls, n):
+    """n attentions; n + 1 norms; n + 2 dropout modules."""
+    layer = cls(D, H, D_FF, dropout=0.25, activation="gelu_tanh", norm_first=1, layer_norm_eps=0.5, bias=False)
+    assert _settings(layer) == {"layer": (D, "gelu_tanh", True),
+                                "attention": [(D, H, 0.25, True, True)] * n,
+                                "linear": [(D_FF, D), True, (D, D_FF), True],
+                                "norms": [((D,), 0.5, False, True)] * (n + 1),
+                                "dropout": [0.25] * (n + 2)}
+    assert layer.norm_first is True
+
+
+@pytest.mark.parametrize("cls,n", [(EncoderLayer, 1), (DecoderLayer, 2)])
+def test_a_layer_has_the_documented_defaults(cls, n):
+    """dropout 0.1, ReLU, post-LN, eps 1e-5, biases (as in torch.nn.TransformerEncoderLayer)."""
+    assert _settings(cls(D, H, D_FF)) == {"layer": (D, "relu", False),
+                                          "attention": [(D, H, 0.1, False, False)] * n,
+                                          "linear": [(D_FF, D), False, (D, D_FF), False],
+                                          "norms": [((D,), 1e-5, False, False)] * (n + 1),
+                                          "dropout": [0.1] * (n + 2)}
+
+
+# ---- mutation survivors: _Layer._check_x, EncoderLayer.forward, DecoderLayer.forward ----
+
+@pytest.mark.parametrize("call,err,message", [
+    (lambda enc, dec: enc(randn(B, L_K, 4)), ValueError,
+     "x must have last dimension 8 of shape (B, L, d_model=8), got shape (2, 5, 4)"),
+    (lambda enc, dec: enc(randn(L_K, D)), ValueError,
+     "x must have 3 dimensions of shape (B, L, d_model=8), got shape (5, 8)"),
+    (lambda enc, dec: enc(torch.zeros(B, L_K, D, dtype=torch.long)), TypeError,
+     "x must be a floating-point tensor of shape (B, L, d_model=8), got dtype torch.int64"),
+    (lambda enc, dec: dec(randn(B, L_Q, 4), randn(B, L_K, D)), ValueError,
+     "y must have last dimension 8 of shape (B, L_t, d_model=8), got shape (2, 4, 4)"),
+    (lambda enc, dec: dec(randn(B, L_Q, D), randn(L_K, D)), ValueError,
+     "memory must have 3 dimensions of shape (B, L_s, d_model=8), got shape (5, 8)"),
+])
+def test_layers_name_a_wrong_input_whole(call, err, message):
+    with pytest.raises(err) as info:
+        call(EncoderLayer(D, H, D_FF), DecoderLayer(D, H, D_FF))
+    assert str(info.value) == message
+
+
+def test_layers_return_no_weights_unless_asked():
+    enc, dec = EncoderLayer(D, H, D_FF).eval(), DecoderLayer(D, H, D_FF).eval()
+    y, memory = randn(B, L_Q, D, seed=1), randn(B, L_K, D, seed=2)
+    assert enc(y)[1] is None and dec(y, memory)[1] is None
+
+
+def test_decoder_layer_weights_follow_each_mask():
+    """Self-attention weights are 0 above the diagonal (causal mask), cross-attention weights 0 on the
+    padded source positions of sequence 1; each row of both sums to 1."""
+    dec = DecoderLayer(D, H, D_FF).eval()
+    y, memory, padding = randn(B, L_Q, D, seed=1), randn(B, L_K, D, seed=2), MASKS["padding"]
+    causal = torch.ones(L_Q, L_Q, dtype=torch.bool).tril()
+    with torch.no_grad():
+        _, (w_self, w_cross) = dec(y, memory, self_mask=causal, cross_mask=padding, need_weights=True)
+    assert torch.equal(w_self == 0, ~causal.expand(B, H, L_Q, L_Q))
+    assert torch.all(w_cross[1, ..., 3:] == 0) and torch.all(w_cross[0] > 0) and torch.all(w_cross[1, ..., :3] > 0)
+    torch.testing.assert_close(w_self.sum(-1), torch.ones(B, H, L_Q))
+    torch.testing.assert_close(w_cross.sum(-1), torch.ones(B, H, L_Q))
+
+
+@pytest.mark.parametrize("ours_cls,theirs_cls", [(EncoderLayer, nn.TransformerEncoderLayer),
+                                                 (DecoderLayer, nn.TransformerDecoderLayer)])
+def test_a_layer_fed_one_position_at_a_time_through_a_cache_is_torchs_causal_layer(ours_cls, theirs_cls):
+    """Each new position attends to the cached earlier ones: torch's layer with a causal mask."""
+    from course_lib.models import KVCache
+
+    torch.manual_seed(0)
+    theirs = theirs_cls(D, H, D_FF, batch_first=True).eval()
+    ours = ours_cls.from_torch(theirs).eval()
+    y, memory, padding = randn(B, L_Q, D, seed=1), randn(B, L_K, D, seed=2), MASKS["padding"]
+    blocked = ~torch.ones(L_Q, L_Q, dtype=torch.bool).tril()
+    cache, rows = KVCache(), []
+    with torch.no_grad():
+        for t in range(L_Q):
+            if ours_cls is DecoderLayer:
+                rows.append(ours(y[:, t:t + 1], memory, cross_mask=padding, cache=cache)[0])
+            else:
+                rows.append(ours(y[:, t:t + 1], cache=cache)[0])
+        if ours_cls is DecoderLayer:
+            expected = theirs(y, memory, tgt_mask=blocked, memory_key_padding_mask=~padding[:, 0, 0])
+        else:
+            expected = theirs(y, src_mask=blocked)
+    assert len(cache) == L_Q
+    torch.testing.assert_close(torch.cat(rows, dim=1), expected, atol=ATOL, rtol=ATOL)
