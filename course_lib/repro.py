@@ -316,8 +316,18 @@ def recipe(name: str, *, chapter: str, tolerance: dict, data: str, check_prefix:
     ``curve_tolerance``.
     """
     _check_name(name)
+    if not isinstance(chapter, str) or len(chapter) != 4 or not chapter.startswith("ch") or not chapter[2:].isdigit():
+        raise ValueError(f"chapter must be a chapter's short name such as 'ch07', got {chapter!r}")
+    if not isinstance(data, str) or not data.strip():
+        raise ValueError(f"data must be a non-empty string saying what the model is trained and scored on, "
+                         f"got {data!r}")
     if not isinstance(tolerance, dict) or not tolerance:
         raise ValueError("tolerance must be a non-empty dict: metric -> absolute tolerance")
+    for metric, tol in tolerance.items():
+        if not isinstance(metric, str) or not metric:
+            raise ValueError(f"tolerance's keys must be metric names (non-empty strings), got {metric!r}")
+        if _number(tol, f"tolerance[{metric!r}]") < 0:
+            raise ValueError(f"tolerance[{metric!r}] must be >= 0, got {tol!r}")
     if check_prefix is not None:
         if isinstance(check_prefix, bool) or not isinstance(check_prefix, numbers.Integral) or check_prefix < 1:
             raise ValueError(f"check_prefix must be a positive integer (steps) or None, got {check_prefix!r}")
@@ -334,6 +344,8 @@ def recipe(name: str, *, chapter: str, tolerance: dict, data: str, check_prefix:
                          "with check_prefix")
 
     def wrap(fn):
+        if not callable(fn):
+            raise TypeError(f"recipe must decorate a function, got {type(fn).__name__}")
         RECIPES[name] = Recipe(name, chapter, fn, dict(tolerance), data,
                                None if check_prefix is None else int(check_prefix),
                                None if curve_tolerance is None else float(curve_tolerance), rescore,
@@ -341,6 +353,11 @@ def recipe(name: str, *, chapter: str, tolerance: dict, data: str, check_prefix:
                                else float(rescore_tolerance))
         return fn
     return wrap
+
+
+PROVENANCE_KEYS = ("name", "chapter", "data", "tolerance", "remake", "metrics", "config", "curve", "parameters",
+                   "trained_with", "date", "sha256")
+"""The keys :func:`save_checkpoint` writes into every ``<name>.json``; ``extra`` may not reuse them."""
 
 
 def save_checkpoint(name: str, model, *, metrics: dict, config: dict | None = None, curve: dict | None = None,
@@ -359,6 +376,25 @@ def save_checkpoint(name: str, model, *, metrics: dict, config: dict | None = No
     _check_name(name)
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(metrics, dict):
+        raise TypeError(f"metrics must be a dict of metric name -> number, got {type(metrics).__name__}")
+    metrics = {k: _number(v, f"metrics[{k!r}]") for k, v in metrics.items()}
+    if curve is not None and not isinstance(curve, dict):
+        raise TypeError(f"curve must be None or a dict of step -> loss, got {type(curve).__name__}")
+    steps = {}
+    for k, v in (curve or {}).items():
+        whole = k.isdigit() if isinstance(k, str) else (not isinstance(k, bool) and isinstance(k, numbers.Real)
+                                                         and math.isfinite(k) and k >= 0 and float(k).is_integer())
+        if not whole:
+            raise ValueError(f"curve's keys must be steps (whole numbers >= 0), got {k!r}")
+        steps[str(int(k))] = _number(v, f"curve[{k!r}]")
+    if config is not None and not isinstance(config, dict):
+        raise TypeError(f"config must be None or a dict, got {type(config).__name__}")
+    if extra is not None and not isinstance(extra, dict):
+        raise TypeError(f"extra must be None or a dict, got {type(extra).__name__}")
+    clash = sorted(set(extra or {}) & set(PROVENANCE_KEYS))
+    if clash:
+        raise ValueError(f"extra must not overwrite the provenance's own keys, got {clash}")
     folder = Path(directory) if directory is not None else checkpoint_dir()
     folder.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().contiguous().clone() for k, v in model.state_dict().items()}
@@ -370,9 +406,9 @@ def save_checkpoint(name: str, model, *, metrics: dict, config: dict | None = No
         "data": recipe.data if recipe else None,
         "tolerance": recipe.tolerance if recipe else None,
         "remake": f"make train NAMES={name}",
-        "metrics": {k: float(v) for k, v in metrics.items()},
+        "metrics": metrics,
         "config": config or {},
-        "curve": {str(int(k)): float(v) for k, v in (curve or {}).items()},
+        "curve": steps,
         "parameters": int(sum(v.numel() for v in state.values())),
         "trained_with": {
             "torch": torch.__version__,
@@ -384,11 +420,7 @@ def save_checkpoint(name: str, model, *, metrics: dict, config: dict | None = No
         "date": _dt.date.today().isoformat(),
         "sha256": sha256(path),
     }
-    if extra:
-        clash = sorted(set(extra) & set(meta))
-        if clash:
-            raise ValueError(f"extra must not overwrite the provenance's own keys, got {clash}")
-        meta.update(extra)
+    meta.update(extra or {})
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 

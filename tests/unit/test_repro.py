@@ -457,13 +457,13 @@ def test_recipe_registers_every_field_of_a_long_recipe(recipes):
     assert repro.recipe("toy-long_2", chapter="ch09", tolerance={"loss": 0.05}, data="数据 data",
                         check_prefix=np.int64(1), curve_tolerance=1, rescore=rescore, check_call=2,
                         rescore_tolerance=1e-6)(_noop) is _noop
-    repro.recipe("toy3", chapter="ch03", tolerance={"acc": 0.1}, data="", check_prefix=40,
+    repro.recipe("toy3", chapter="ch03", tolerance={"acc": 0.1}, data="d", check_prefix=40,
                  curve_tolerance=2e-4, rescore_tolerance=0.5)(_noop)
     assert recipes == {
         "toy-long_2": repro.Recipe(name="toy-long_2", chapter="ch09", fn=_noop, tolerance={"loss": 0.05},
                                    data="数据 data", check_prefix=1, curve_tolerance=1.0, rescore=rescore,
                                    check_call=2, rescore_tolerance=1e-6),
-        "toy3": repro.Recipe(name="toy3", chapter="ch03", fn=_noop, tolerance={"acc": 0.1}, data="",
+        "toy3": repro.Recipe(name="toy3", chapter="ch03", fn=_noop, tolerance={"acc": 0.1}, data="d",
                              check_prefix=40, curve_tolerance=2e-4, rescore=None, check_call=1,
                              rescore_tolerance=0.5)}
     rec = recipes["toy-long_2"]
@@ -759,3 +759,63 @@ def test_band_bounds_take_a_list_and_their_own_ends(capsys):
     assert capsys.readouterr().out == ("a: ⟨100⟩ ✓ band [95, 100]\n"
                                        "b: ⟨0⟩ ✓ band [0, 5]\n"
                                        "c: ⟨100⟩ ✓ band [100, 100]\n")
+
+
+# ---- bad input named before anything is written: save_checkpoint and recipe ----
+
+@pytest.mark.parametrize("kwargs, exc, message", [
+    ({"metrics": [1]}, TypeError, "metrics must be a dict of metric name -> number, got list"),
+    ({"metrics": {"acc": "x"}}, TypeError, "metrics['acc'] must be a real number, got str"),
+    ({"metrics": {"acc": float("nan")}}, ValueError, "metrics['acc'] must be finite, got nan"),
+    ({"metrics": {}, "curve": [1.0]}, TypeError, "curve must be None or a dict of step -> loss, got list"),
+    ({"metrics": {}, "curve": {"a": 1.0}}, ValueError, "curve's keys must be steps (whole numbers >= 0), got 'a'"),
+    ({"metrics": {}, "curve": {-10: 1.0}}, ValueError, "curve's keys must be steps (whole numbers >= 0), got -10"),
+    ({"metrics": {}, "curve": {2.5: 1.0}}, ValueError, "curve's keys must be steps (whole numbers >= 0), got 2.5"),
+    ({"metrics": {}, "curve": {True: 1.0}}, ValueError, "curve's keys must be steps (whole numbers >= 0), got True"),
+    ({"metrics": {}, "curve": {10: "x"}}, TypeError, "curve[10] must be a real number, got str"),
+    ({"metrics": {}, "config": 3}, TypeError, "config must be None or a dict, got int"),
+    ({"metrics": {}, "extra": [("a", 1)]}, TypeError, "extra must be None or a dict, got list"),
+    ({"metrics": {}, "extra": {"date": "2020-01-01", "sha256": "0"}}, ValueError,
+     "extra must not overwrite the provenance's own keys, got ['date', 'sha256']"),
+])
+def test_save_checkpoint_names_bad_input_and_writes_nothing(tmp_path, kwargs, exc, message):
+    with pytest.raises(exc) as err:
+        repro.save_checkpoint("toy", torch.nn.Linear(2, 2), directory=tmp_path / "out", **kwargs)
+    assert str(err.value) == message
+    assert not (tmp_path / "out").exists()                                # no weights without their provenance
+
+
+def test_the_provenance_keys_are_the_ones_written(tmp_path):
+    path = repro.save_checkpoint("toy", torch.nn.Linear(2, 2), metrics={}, directory=tmp_path)
+    meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    assert tuple(meta) == repro.PROVENANCE_KEYS == (
+        "name", "chapter", "data", "tolerance", "remake", "metrics", "config", "curve", "parameters",
+        "trained_with", "date", "sha256")
+
+
+@pytest.mark.parametrize("kwargs, exc, message", [
+    ({"chapter": None}, ValueError, "chapter must be a chapter's short name such as 'ch07', got None"),
+    ({"chapter": "ch7"}, ValueError, "chapter must be a chapter's short name such as 'ch07', got 'ch7'"),
+    ({"chapter": "xx07"}, ValueError, "chapter must be a chapter's short name such as 'ch07', got 'xx07'"),
+    ({"chapter": "chab"}, ValueError, "chapter must be a chapter's short name such as 'ch07', got 'chab'"),
+    ({"data": 3}, ValueError, "data must be a non-empty string saying what the model is trained and scored on, got 3"),
+    ({"data": "  "}, ValueError,
+     "data must be a non-empty string saying what the model is trained and scored on, got '  '"),
+    ({"tolerance": {"acc": "x"}}, TypeError, "tolerance['acc'] must be a real number, got str"),
+    ({"tolerance": {"acc": -0.5}}, ValueError, "tolerance['acc'] must be >= 0, got -0.5"),
+    ({"tolerance": {1: 0.5}}, ValueError, "tolerance's keys must be metric names (non-empty strings), got 1"),
+    ({"tolerance": {"": 0.5}}, ValueError, "tolerance's keys must be metric names (non-empty strings), got ''"),
+])
+def test_recipe_names_a_bad_chapter_data_or_tolerance(recipes, kwargs, exc, message):
+    args = {"chapter": "ch07", "tolerance": {"acc": 0.0}, "data": "d", **kwargs}
+    with pytest.raises(exc) as err:
+        repro.recipe("toy", **args)
+    assert str(err.value) == message
+    assert recipes == {}
+
+
+def test_recipe_must_decorate_a_function(recipes):
+    with pytest.raises(TypeError) as err:
+        repro.recipe("toy", chapter="ch07", tolerance={"acc": 0.0}, data="d")("not a function")
+    assert str(err.value) == "recipe must decorate a function, got str"
+    assert recipes == {}

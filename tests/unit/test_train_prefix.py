@@ -169,22 +169,22 @@ def test_a_recipe_without_a_prefix_is_unchanged_and_arguments_are_checked():
         repro.RECIPES.pop(SHORT, None)
     for bad in (0, -5, 2.5, True):
         with pytest.raises(ValueError, match="check_prefix"):
-            repro.recipe(SHORT, chapter="ch00", tolerance={"v": 1}, data="", check_prefix=bad,
+            repro.recipe(SHORT, chapter="ch00", tolerance={"v": 1}, data="test data", check_prefix=bad,
                          curve_tolerance=1e-3, rescore=_rescore)
     with pytest.raises(ValueError, match="curve_tolerance"):
-        repro.recipe(SHORT, chapter="ch00", tolerance={"v": 1}, data="", check_prefix=5, rescore=_rescore)
+        repro.recipe(SHORT, chapter="ch00", tolerance={"v": 1}, data="test data", check_prefix=5, rescore=_rescore)
     with pytest.raises(ValueError, match="rescore"):
-        repro.recipe(SHORT, chapter="ch00", tolerance={"v": 1}, data="", check_prefix=5, curve_tolerance=1e-3,
+        repro.recipe(SHORT, chapter="ch00", tolerance={"v": 1}, data="test data", check_prefix=5, curve_tolerance=1e-3,
                      rescore="not a function")
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="check_call"):
-            repro.recipe(SHORT, chapter="ch00", tolerance={"v": 1}, data="", check_prefix=5,
+            repro.recipe(SHORT, chapter="ch00", tolerance={"v": 1}, data="test data", check_prefix=5,
                          curve_tolerance=1e-3, check_call=bad)
     with pytest.raises(ValueError, match="rescore_tolerance"):
-        repro.recipe(SHORT, chapter="ch00", tolerance={"v": 1}, data="", check_prefix=5,
+        repro.recipe(SHORT, chapter="ch00", tolerance={"v": 1}, data="test data", check_prefix=5,
                      curve_tolerance=1e-3, rescore_tolerance=0)
     with pytest.raises(ValueError, match="check_prefix"):
-        repro.recipe(SHORT, chapter="ch00", tolerance={"v": 1}, data="", check_call=2)
+        repro.recipe(SHORT, chapter="ch00", tolerance={"v": 1}, data="test data", check_call=2)
     with pytest.raises(ValueError, match="check_prefix"):
-        repro.recipe(SHORT, chapter="ch00", tolerance={"v": 1}, data="", curve_tolerance=1e-3)
+        repro.recipe(SHORT, chapter="ch00", tolerance={"v": 1}, data="test data", curve_tolerance=1e-3)
     assert SHORT not in repro.RECIPES
