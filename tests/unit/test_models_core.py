@@ -261,6 +261,17 @@ def test_from_torch_copies_dropout_bias_eps_and_dtype(ours_cls, theirs_cls, norm
     torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-12)
 
 
+@pytest.mark.parametrize("cls,layer,message", [
+    (EncoderLayer, nn.TransformerDecoderLayer(D, H),
+     "layer must be a torch.nn.TransformerEncoderLayer, got TransformerDecoderLayer"),
+    (DecoderLayer, nn.Linear(2, 2), "layer must be a torch.nn.TransformerDecoderLayer, got Linear"),
+])
+def test_from_torch_names_a_wrong_layer_whole(cls, layer, message):
+    with pytest.raises(TypeError) as info:
+        cls.from_torch(layer)
+    assert str(info.value) == message
+
+
 # ---- mutation survivors: _Layer.__init__, EncoderLayer.__init__, DecoderLayer.__init__ ----
 
 def _settings(layer):
@@ -299,6 +310,21 @@ def test_a_layer_has_the_documented_defaults(cls, n):
                                           "linear": [(D_FF, D), False, (D, D_FF), False],
                                           "norms": [((D,), 1e-5, False, False)] * (n + 1),
                                           "dropout": [0.1] * (n + 2)}
+
+
+@pytest.mark.parametrize("cls", [EncoderLayer, DecoderLayer])
+@pytest.mark.parametrize("kwargs,err,message", [
+    ({"d_model": 0}, ValueError, "d_model must be an integer >= 1, got 0"),
+    ({"d_model": 8.0}, TypeError, "d_model must be an integer >= 1, got float 8.0"),
+    ({"d_ff": 0}, ValueError, "d_ff must be an integer >= 1, got 0"),
+    ({"dropout": 1.5}, ValueError, "dropout must be in [0, 1), got 1.5"),
+    ({"activation": "tanh"}, ValueError, "activation must be one of ['gelu', 'gelu_tanh', 'relu'], got 'tanh'"),
+    ({"layer_norm_eps": -1.0}, ValueError, "layer_norm_eps must be a positive number, got -1.0"),
+])
+def test_a_layer_names_a_bad_setting_whole(cls, kwargs, err, message):
+    with pytest.raises(err) as info:
+        cls(**{"d_model": D, "num_heads": H, "d_ff": D_FF, **kwargs})
+    assert str(info.value) == message
 
 
 # ---- mutation survivors: _Layer._check_x, EncoderLayer.forward, DecoderLayer.forward ----
