@@ -498,6 +498,17 @@ BELONG = "curve_tolerance, rescore, check_call and rescore_tolerance belong to a
     ({"rescore": _noop}, ValueError, BELONG),
     ({"check_call": 2}, ValueError, BELONG),
     ({"rescore_tolerance": 1e-6}, ValueError, BELONG),
+    ({"chapter": None}, ValueError, "chapter must be a chapter's short name such as 'ch07', got None"),
+    ({"chapter": "ch7"}, ValueError, "chapter must be a chapter's short name such as 'ch07', got 'ch7'"),
+    ({"chapter": "xx07"}, ValueError, "chapter must be a chapter's short name such as 'ch07', got 'xx07'"),
+    ({"chapter": "chab"}, ValueError, "chapter must be a chapter's short name such as 'ch07', got 'chab'"),
+    ({"data": 3}, ValueError, "data must be a non-empty string saying what the model is trained and scored on, got 3"),
+    ({"data": "  "}, ValueError,
+     "data must be a non-empty string saying what the model is trained and scored on, got '  '"),
+    ({"tolerance": {"acc": "x"}}, TypeError, "tolerance['acc'] must be a real number, got str"),
+    ({"tolerance": {"acc": -0.5}}, ValueError, "tolerance['acc'] must be >= 0, got -0.5"),
+    ({"tolerance": {1: 0.5}}, ValueError, "tolerance's keys must be metric names (non-empty strings), got 1"),
+    ({"tolerance": {"": 0.5}}, ValueError, "tolerance's keys must be metric names (non-empty strings), got ''"),
 ])
 def test_recipe_names_bad_input(recipes, kwargs, exc, message):
     args = {"chapter": "ch01", "tolerance": {"acc": 0.02}, "data": "made up", **kwargs}
@@ -791,27 +802,6 @@ def test_the_provenance_keys_are_the_ones_written(tmp_path):
     assert tuple(meta) == repro.PROVENANCE_KEYS == (
         "name", "chapter", "data", "tolerance", "remake", "metrics", "config", "curve", "parameters",
         "trained_with", "date", "sha256")
-
-
-@pytest.mark.parametrize("kwargs, exc, message", [
-    ({"chapter": None}, ValueError, "chapter must be a chapter's short name such as 'ch07', got None"),
-    ({"chapter": "ch7"}, ValueError, "chapter must be a chapter's short name such as 'ch07', got 'ch7'"),
-    ({"chapter": "xx07"}, ValueError, "chapter must be a chapter's short name such as 'ch07', got 'xx07'"),
-    ({"chapter": "chab"}, ValueError, "chapter must be a chapter's short name such as 'ch07', got 'chab'"),
-    ({"data": 3}, ValueError, "data must be a non-empty string saying what the model is trained and scored on, got 3"),
-    ({"data": "  "}, ValueError,
-     "data must be a non-empty string saying what the model is trained and scored on, got '  '"),
-    ({"tolerance": {"acc": "x"}}, TypeError, "tolerance['acc'] must be a real number, got str"),
-    ({"tolerance": {"acc": -0.5}}, ValueError, "tolerance['acc'] must be >= 0, got -0.5"),
-    ({"tolerance": {1: 0.5}}, ValueError, "tolerance's keys must be metric names (non-empty strings), got 1"),
-    ({"tolerance": {"": 0.5}}, ValueError, "tolerance's keys must be metric names (non-empty strings), got ''"),
-])
-def test_recipe_names_a_bad_chapter_data_or_tolerance(recipes, kwargs, exc, message):
-    args = {"chapter": "ch07", "tolerance": {"acc": 0.0}, "data": "d", **kwargs}
-    with pytest.raises(exc) as err:
-        repro.recipe("toy", **args)
-    assert str(err.value) == message
-    assert recipes == {}
 
 
 def test_recipe_must_decorate_a_function(recipes):
