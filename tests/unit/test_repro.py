@@ -502,6 +502,7 @@ BELONG = "curve_tolerance, rescore, check_call and rescore_tolerance belong to a
     ({"chapter": "ch7"}, ValueError, "chapter must be a chapter's short name such as 'ch07', got 'ch7'"),
     ({"chapter": "xx07"}, ValueError, "chapter must be a chapter's short name such as 'ch07', got 'xx07'"),
     ({"chapter": "chab"}, ValueError, "chapter must be a chapter's short name such as 'ch07', got 'chab'"),
+    ({"chapter": "chx7"}, ValueError, "chapter must be a chapter's short name such as 'ch07', got 'chx7'"),
     ({"data": 3}, ValueError, "data must be a non-empty string saying what the model is trained and scored on, got 3"),
     ({"data": "  "}, ValueError,
      "data must be a non-empty string saying what the model is trained and scored on, got '  '"),
@@ -809,3 +810,11 @@ def test_recipe_must_decorate_a_function(recipes):
         repro.recipe("toy", chapter="ch07", tolerance={"acc": 0.0}, data="d")("not a function")
     assert str(err.value) == "recipe must decorate a function, got str"
     assert recipes == {}
+
+
+def test_a_curve_may_start_at_step_0_and_name_its_steps_as_strings(tmp_path):
+    path = repro.save_checkpoint("toy", torch.nn.Linear(2, 2), metrics={}, curve={0: 2.0, "10": 1.5, 20: 1.25},
+                                 directory=tmp_path)
+    meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    assert meta["curve"] == {"0": 2.0, "10": 1.5, "20": 1.25}
+
