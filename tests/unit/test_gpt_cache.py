@@ -196,3 +196,83 @@ def test_gpt_greedy_generation_matches_transformers():
     expected = hf.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=8,
                            do_sample=False, pad_token_id=0)
     assert torch.equal(ours.generate(prompt, 8, top_k=1), expected)
+
+
+# ---- mutation survivors: gpt ----
+# Expected messages are written out by hand from the source's f-strings and the arguments passed.
+
+@pytest.mark.parametrize("field", ["vocab_size", "d_model", "num_heads", "num_layers", "d_ff",
+                                   "max_len"])
+def test_gpt_config_checks_every_int_field(field):
+    from course_lib.models.gpt import GPTConfig
+
+    with pytest.raises(ValueError) as e:
+        GPTConfig(**{field: 0})
+    assert str(e.value) == f"GPTConfig.{field} must be an integer >= 1, got 0"
+
+
+def test_gpt_unknown_setting_names_the_model():
+    with pytest.raises(TypeError) as e:
+        GPT(vocab_size=40, widht=8)
+    assert str(e.value) == ("GPT got unknown setting(s) ['widht']; the fields of GPTConfig are "
+                            "['vocab_size', 'd_model', 'num_heads', 'num_layers', 'd_ff', "
+                            "'max_len', 'dropout', 'tie_weights', 'layer_norm_eps']")
+
+
+def test_gpt_embedding_dropout_uses_the_config():
+    model = GPT(vocab_size=40, d_model=32, num_heads=4, num_layers=1, d_ff=64, max_len=24,
+                dropout=0.3)
+    assert model.pos_emb.dropout.p == 0.3
+
+
+@pytest.mark.parametrize("make_cache", [
+    lambda g: tuple(g.new_cache()),                   # not a list
+    lambda g: g.new_cache()[:1],                      # a list of the wrong length
+    lambda g: [None, None, None],                     # right length, not KVCache objects
+])
+def test_gpt_bad_cache_is_rejected(gpt, prompt, make_cache):
+    cache = make_cache(gpt)
+    with pytest.raises(TypeError) as e:
+        gpt(prompt, cache=cache)
+    assert str(e.value) == ("cache must be a list of 3 KVCache objects (one per layer, from "
+                            f"GPT.new_cache()), got {type(cache).__name__}")
+
+
+def test_gpt_bad_token_id_names_input_ids(gpt):
+    with pytest.raises(ValueError) as e:
+        gpt(torch.tensor([[1, 40]]))
+    assert str(e.value) == "input_ids must hold ids in [0, vocab_size) = [0, 40), got 40"
+
+
+def test_gpt_cache_overflow_message(gpt):
+    cache = gpt.new_cache()
+    with torch.no_grad():
+        gpt(torch.zeros(1, 20, dtype=torch.long), cache=cache)
+        with pytest.raises(ValueError) as e:
+            gpt(torch.zeros(1, 5, dtype=torch.long), cache=cache)
+    assert str(e.value) == ("input_ids has length L = 5 after 20 cached positions; "
+                            "offset + L = 25 exceeds max_len = 24")
+
+
+@pytest.mark.parametrize("extra, shown", [
+    ({"activation_function": "relu"}, "'relu'"),                 # only the activation is wrong
+    ({"scale_attn_by_inverse_layer_idx": True}, "'gelu_new'"),   # only the layer-index scaling
+    ({"scale_attn_weights": False}, "'gelu_new'"),               # only the missing 1/sqrt(d_k)
+])
+def test_gpt_from_hf_rejects_other_blocks(extra, shown):
+    hf = make(_hf().GPT2LMHeadModel, gpt_config(**extra))
+    with pytest.raises(ValueError) as e:
+        GPT.from_hf(hf)
+    assert str(e.value) == ("only GPT-2 blocks with tanh-GELU and 1/sqrt(d_k) scaling are "
+                            f"supported, got activation_function={shown}")
+
+
+@pytest.mark.parametrize("extra", [{"activation_function": "gelu_pytorch_tanh"},
+                                   {"layer_norm_epsilon": 0.5}])
+def test_gpt_from_hf_other_accepted_settings(extra):
+    """PyTorch's tanh-GELU is accepted; a large LayerNorm eps reaches every LayerNorm."""
+    hf = make(_hf().GPT2LMHeadModel, gpt_config(**extra))
+    ours = GPT.from_hf(hf)
+    ids = torch.randint(0, 60, (2, 9), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        assert_close(ours(ids), hf(ids).logits)
