@@ -134,6 +134,12 @@ def read_results(patterns) -> dict[str, tuple[str, str]]:
     return results
 
 
+def worker_env() -> dict:
+    """The environment of every test run under a mutant: the real data, one thread, fixed hashes."""
+    return {**os.environ, "COURSE_DATA": str(ROOT / "data"), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+            "PYTHONHASHSEED": "0"}
+
+
 def data_files(root: Path | None = None) -> set[Path]:
     """Every file under ``data/checkpoints`` (of the ``COURSE_DATA`` the mutants' tests read)."""
     folder = (ROOT / "data" if root is None else root) / "checkpoints"
@@ -141,17 +147,11 @@ def data_files(root: Path | None = None) -> set[Path]:
 
 
 def recipe_names() -> set[str]:
-    """The checkpoint names the labs register (``tools/train.py``'s recipes)."""
-    import importlib
-    import pkgutil
+    """The checkpoint names the labs register (``tools/train.py``'s :func:`discover`)."""
+    sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
+    from train import discover
 
-    sys.path.insert(0, str(ROOT))
-    import course_lib.labs as labs
-    from course_lib import repro
-
-    for info in pkgutil.iter_modules(labs.__path__):
-        importlib.import_module(f"course_lib.labs.{info.name}")
-    return set(repro.RECIPES)
+    return set(discover())
 
 
 def remove_strays(before: set[Path], root: Path | None = None, keep: set[str] | None = None) -> list[Path]:
@@ -218,8 +218,7 @@ def verify_errors(names, cache_path: Path | None = None, run=subprocess.run, cac
         if key not in cache:
             before = data_files()
             tests = sorted(stats["tests_by_mangled_function_name"].get(function, ()))
-            env = {**os.environ, "MUTANT_UNDER_TEST": name, "COURSE_DATA": str(ROOT / "data"),
-                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+            env = {**worker_env(), "MUTANT_UNDER_TEST": name}
             done = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-x", *tests],
                        cwd=ROOT / "mutants", env=env, capture_output=True, text=True)
             remove_strays(before)
@@ -314,8 +313,7 @@ def main(argv=None) -> int:
         print("nothing to run: every mutant of the core has a result (--survivors runs the survivors again)")
     seconds = None
     if not args.report and names:
-        env = {**os.environ, "COURSE_DATA": str(ROOT / "data"), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "PYTHONHASHSEED": "0"}
+        env = worker_env()
         start = time.perf_counter()
         before = data_files()
         done = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children),
